@@ -1,0 +1,32 @@
+// The generator: plain structs in, source text out. Pure: no GPU, no files, no clock.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "generator/embedded.hpp"
+#include "generator/types.hpp"
+
+namespace i8g {
+
+// Every config of every family that suits `problem` on `target`, derived from rules and the
+// target's budgets (shared memory, registers, threads, alignment); each one validates.
+std::vector<KernelConfig> candidates(const GemmProblem& problem, const Target& target);
+
+// Empty when `config` can run `problem` on `target`, else the reason (one line).
+std::string invalid_reason(const GemmProblem& problem, const KernelConfig& config,
+                           const Target& target);
+
+// The config used where nothing was tuned: a rule of M, N, K and the target.
+KernelConfig heuristic_default(const GemmProblem& problem, const Target& target, int64_t m);
+
+// Source for one kernel: an include of its family's template plus one instantiation.
+Source emit(const KernelSpec& spec);
+
+// Grid, block and dynamic shared memory for a launch over `m` rows.
+LaunchShape launch_shape(const KernelSpec& spec, int64_t m);
+
+// Byte alignment the kernel's vector loads need of x and w (and of their row pitch).
+int required_alignment(const KernelConfig& config);
+
+}  // namespace i8g

@@ -1,0 +1,124 @@
+// Plain data that crosses the seams: GemmProblem, Target, KernelConfig, Source.
+// Each prints itself and round-trips to text. No GPU, no files, no clock here.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace i8g {
+
+enum class WeightLayout { nk, kn };          // [N,K] row-major ("checkpoint") or [K,N] row-major
+enum class ActScale { per_tensor, per_token };
+enum class WeightScale { per_tensor, per_channel };
+enum class OutType { bf16, f16, f32, i32 };  // i32: the (zero-point corrected) accumulator, no scales
+
+// Largest K for which the int32 accumulator cannot overflow:
+// symmetric: 127*127*K < 2^31; asymmetric (|x - zp| <= 255): 255*127*K < 2^31.
+constexpr int64_t kMaxKSymmetric = 133144;
+constexpr int64_t kMaxKAsymmetric = 66311;
+constexpr int64_t kMaxN = int64_t(1) << 24;
+
+struct GemmProblem {
+  int64_t n = 0;
+  int64_t k = 0;
+  WeightLayout layout = WeightLayout::nk;
+  ActScale act_scale = ActScale::per_token;
+  WeightScale weight_scale = WeightScale::per_channel;
+  OutType out = OutType::bf16;
+  bool bias = false;        // fp32 bias[n], added after scaling
+  bool asymmetric = false;  // int32 activation zero points, corrected with weight column sums
+
+  // Empty when valid, else why not (one line).
+  std::string invalid_reason() const;
+  void validate() const;  // throws Error with invalid_reason()
+  // Stable text form, e.g. "n2560_k4096_nk_tok_ch_bf16" (+ "_bias", "_asym").
+  std::string key() const;
+  static GemmProblem parse_key(const std::string& text);  // throws Error
+  bool operator==(const GemmProblem& o) const;
+  bool operator!=(const GemmProblem& o) const { return !(*this == o); }
+};
+
+// What code is generated for: an NVIDIA arch (sm_75 .. sm_90a) or, later, an AMD gfx target.
+struct Target {
+  std::string arch;            // canonical: "sm_90a", "sm_80", "gfx90a"
+  bool amd = false;
+  int sm = 0;                  // NVIDIA compute capability as major*10+minor (90)
+  bool arch_specific = false;  // the "a" suffix (wgmma, setmaxnreg)
+  int sm_count = 0;            // multiprocessors (CUs); from the device, or the arch's flagship
+  int smem_per_block_optin = 0;  // bytes a block can get after opting in
+  int smem_per_sm = 0;           // bytes per SM
+  int regs_per_sm = 0;           // 32-bit registers per SM
+  int max_regs_per_thread = 0;
+  int max_threads_per_sm = 0;
+  int max_blocks_per_sm = 0;
+  int warp_size = 32;
+
+  // Facts for the named arch (hardware limits from the CUDA programming guide); throws Error
+  // for an unknown or unsupported name. sm_count defaults to the arch's flagship part.
+  static Target from_arch(const std::string& arch);
+  // Archs the generator emits for (NVRTC 13: 75 80 86 87 89 90 90a).
+  static std::vector<std::string> supported_archs();
+  std::string to_string() const;
+};
+
+enum class Family { simt_dp4a, mma_sync };
+
+struct KernelConfig {
+  Family family = Family::simt_dp4a;
+  int bm = 64, bn = 64, bk = 32;  // block tile
+  int tm = 4, tn = 4;             // per-thread tile (simt); 0 where unused
+  int wm = 1, wn = 1;             // warps along M and N (tensor-core families)
+  int stages = 1;                 // shared-memory pipeline depth
+  int split_k = 1;                // K slices combined in the epilogue
+  int vec = 16;                   // bytes per global load of x and w (16, 8, 4 or 1)
+
+  int threads() const;
+  int static_smem_bytes() const;  // shared memory the template declares for this tile
+  std::string to_string() const;  // "bm64_bn64_bk32_tm4_tn4_wm1_wn1_s1_sk1_v16"
+  static KernelConfig parse(Family family, const std::string& text);  // throws Error
+  bool operator==(const KernelConfig& o) const;
+};
+
+const char* to_string(WeightLayout);
+const char* to_string(ActScale);
+const char* to_string(WeightScale);
+const char* to_string(OutType);
+const char* to_string(Family);
+std::optional<Family> parse_family(const std::string&);
+std::optional<OutType> parse_out_type(const std::string&);
+
+// A whole kernel: what it computes, how, and for which target. The name is the identity:
+// i8g_<arch>_<family>_<problem key>_<config>, e.g.
+// i8g_sm90a_simt_dp4a_n2560_k4096_nk_tok_ch_bf16_bm64_bn64_bk32_tm4_tn4_wm1_wn1_s1_sk1_v16
+struct KernelSpec {
+  GemmProblem problem;
+  KernelConfig config;
+  std::string arch;  // Target::arch
+
+  std::string name() const;
+  static KernelSpec parse_name(const std::string& name);  // throws Error
+  bool operator==(const KernelSpec& o) const;
+};
+
+// Emitted source: small glue that includes the embedded templates and instantiates one kernel.
+struct Source {
+  std::string name;   // KernelSpec::name()
+  std::string code;   // the .cu text
+  std::string entry;  // name expression for NVRTC, e.g. "i8g::simt_dp4a_kernel<...>"
+};
+
+// Grid and block for a launch of `spec` over m rows.
+struct LaunchShape {
+  unsigned grid[3];
+  unsigned block[3];
+  unsigned dynamic_smem;
+};
+
+std::ostream& operator<<(std::ostream&, const GemmProblem&);
+std::ostream& operator<<(std::ostream&, const KernelConfig&);
+std::ostream& operator<<(std::ostream&, const Target&);
+std::ostream& operator<<(std::ostream&, const KernelSpec&);
+
+}  // namespace i8g

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what i8gemm builds against, from Debian packages and PyPI. Idempotent:
+# packages already present are not fetched again.
+set -euo pipefail
+
+debs=(cmake g++ make pkg-config libsqlite3-dev libfmt-dev libcli11-dev libgtest-dev
+      nlohmann-json3-dev libssl-dev)
+missing=()
+for p in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -x /usr/local/cuda/bin/nvcc ] || [ ! -e /usr/local/cuda/include/nvrtc.h ]; then
+  echo "setup: the CUDA Toolkit (with NVRTC) is expected at /usr/local/cuda" >&2
+  exit 1
+fi
+
+# nvdisasm turns CUBINs into SASS for `i8gemm inspect`. The toolkit on CPU machines ships
+# without it; PyPI's nvidia-cuda-nvdisasm carries the binary. A missing nvdisasm is not an
+# error: reports then say "SASS unavailable".
+here="$(cd "$(dirname "$0")/.." && pwd)"
+tooldir="$here/.deps/nvdisasm"
+if [ ! -x "$tooldir/nvidia/cu13/bin/nvdisasm" ] && ! command -v nvdisasm >/dev/null 2>&1 \
+   && [ ! -x /usr/local/cuda/bin/nvdisasm ]; then
+  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$tooldir" \
+    nvidia-cuda-nvdisasm || echo "setup: nvdisasm could not be installed; SASS will be unavailable" >&2
+fi
