@@ -1,0 +1,155 @@
+// The autotuning cache: one SQLite file holding compiled kernels (binary beside its source,
+// options, IR, log, ISA and resource report), every timing of every candidate, and the winner
+// per tuning key. Keys hold everything that changes the answer, so a stale entry is a miss,
+// never a wrong hit. Typed columns, WAL mode, one transaction per write, a schema version.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace i8g::cache {
+
+// Lower-case hex SHA-256 (OpenSSL EVP).
+std::string sha256_hex(const void* data, size_t size);
+
+// Identifies a compiled binary; all four must match to reach it.
+struct BinaryKey {
+  std::string name;              // kernel name, e.g. i8g_sm90a_simt_dp4a_n2560_k4096_nk_tok_ch_bf16_...
+  std::string arch;              // "sm_90a" (keeps the a suffix), later "gfx90a"
+  std::string compiler_version;  // "nvrtc 13.0"
+  std::string generator_hash;    // sha256 of generator + templates
+  bool operator==(const BinaryKey& o) const;
+  bool operator!=(const BinaryKey& o) const { return !(*this == o); }
+};
+
+struct StoredKernel {
+  int64_t id = 0;
+  BinaryKey key;
+  std::string family, problem_key, config;  // text forms from the generator
+  int64_t n = 0, k = 0;
+  std::string source, entry, lowered_name;
+  std::vector<std::string> options;  // compile options
+  std::vector<uint8_t> binary;
+  std::string binary_sha256;
+  std::string ir;           // PTX
+  std::string log;          // whole compiler log
+  std::string isa;          // SASS text (may be empty)
+  std::string report_json;  // full ResourceReport as JSON
+  int registers = -1, stack_bytes = -1, spill_bytes = -1, smem_bytes = -1;
+  double occupancy = 0;
+  double compile_ms = 0;
+  int64_t created_at = 0;  // unix seconds; put_kernel fills it in when 0
+  int64_t binary_size = 0;  // filled in by the cache (also when listed without blobs)
+};
+
+// Everything that changes which kernel wins.
+struct TuneKey {
+  std::string problem_key;
+  int64_t m_bucket = 0;
+  std::string arch;
+  int sm_count = 0;
+  std::string gpu_name;
+  std::string compiler_version;
+  std::string driver_version;
+  std::string generator_hash;
+  bool operator==(const TuneKey& o) const;
+  bool operator!=(const TuneKey& o) const { return !(*this == o); }
+};
+
+// One candidate's measurement for a TuneKey; every candidate is kept, not only the winner.
+struct Timing {
+  TuneKey key;
+  std::string candidate;  // kernel name, or "cublaslt:algo=<n>"
+  int64_t kernel_id = 0;  // 0 for baselines
+  std::string status;     // "ok", "rejected" (wrong output), "failed" (compile/launch)
+  std::string reason;
+  double eager_median_us = 0, eager_p90_us = 0, eager_min_us = 0;
+  double graph_median_us = 0, graph_p90_us = 0, graph_min_us = 0;
+  int64_t created_at = 0;  // put_timings fills it in when 0
+};
+
+struct Winner {
+  TuneKey key;
+  std::string candidate;
+  int64_t kernel_id = 0;
+  double time_us = 0;
+  double baseline_us = 0;
+  double speedup = 0;
+  int64_t created_at = 0;  // put_winner fills it in when 0
+};
+
+// Without blobs, binary/source/ir/log/isa come back empty (listing stays fast).
+struct ListFilter {
+  std::string name_regex;  // ECMAScript, searched (not anchored) in the kernel name
+  bool with_blobs = false;
+};
+
+// What remove_stale keeps: entries made with these. Empty driver/gpu: not a criterion.
+struct Current {
+  std::string compiler_version;
+  std::string generator_hash;
+  std::string driver_version;  // timings and winners only
+  std::string gpu_name;        // timings and winners only
+};
+
+class Cache {
+ public:
+  enum class Mode { read_only, read_write };
+  static constexpr int kSchemaVersion = 1;
+
+  // $I8GEMM_CACHE, else $XDG_CACHE_HOME/i8gemm/cache.sqlite, else $HOME/.cache/i8gemm/cache.sqlite.
+  static std::string default_path();
+
+  // read_write creates the parent directory and the file (never group/world writable).
+  // Throws Error when the file is not a database, is damaged, has a newer schema than this
+  // build reads, belongs to another application, or (read_only) does not exist. Never deletes
+  // or rewrites a file that is not an i8gemm cache.
+  Cache(const std::string& path, Mode mode);
+  ~Cache();
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+
+  const std::string& path() const;
+  int schema_version() const;
+  Mode mode() const;
+
+  // Returns the id of the entry under k.key. An existing entry is never overwritten: same or
+  // different content, its id comes back (one exception: an entry whose stored binary fails its
+  // own hash check is repaired with k). Throws Error when k.binary_sha256 != sha256(k.binary).
+  int64_t put_kernel(const StoredKernel& k);
+  // With blobs. Throws Error when the stored binary fails its hash check: never a wrong binary.
+  std::optional<StoredKernel> get_kernel(const BinaryKey& key);
+  std::optional<StoredKernel> get_kernel(int64_t id);
+  std::vector<StoredKernel> list_kernels(const ListFilter& f = {});  // by name, arch
+
+  void put_timings(const std::vector<Timing>& t);  // one transaction; appended, never replaced
+  std::vector<Timing> timings(const TuneKey& key);  // oldest first
+  std::vector<Timing> timings_for_kernel(int64_t kernel_id);
+
+  // Replaces the winner for that exact TuneKey (a re-tune result), one transaction.
+  void put_winner(const Winner& w);
+  std::optional<Winner> get_winner(const TuneKey& key);
+  std::vector<Winner> list_winners();
+
+  // Re-hashes every stored binary; ids whose sha256 does not match, plus the text of
+  // PRAGMA integrity_check ("ok" when fine, else the problems or the error it hit).
+  struct Audit {
+    std::string integrity;
+    std::vector<int64_t> hash_mismatch;
+  };
+  Audit audit();
+
+  // Removes entries made with another compiler/generator (and, for timings and winners, another
+  // driver/GPU where given); returns how many rows went, one transaction. Only on request.
+  int64_t remove_stale(const std::string& compiler_version, const std::string& generator_hash);
+  int64_t remove_stale(const Current& current);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace i8g::cache

@@ -1,0 +1,61 @@
+// Source text for one kernel: an include of the family's template and one instantiation.
+#include <fmt/format.h>
+
+#include "generator/error.hpp"
+#include "generator/generator.hpp"
+
+namespace i8g {
+namespace {
+
+int out_code(OutType o) {
+  switch (o) {
+    case OutType::bf16: return 0;
+    case OutType::f16: return 1;
+    case OutType::f32: return 2;
+    case OutType::i32: return 3;
+  }
+  return 0;
+}
+
+std::string simt_entry(const KernelSpec& s) {
+  const GemmProblem& p = s.problem;
+  const KernelConfig& c = s.config;
+  return fmt::format("i8g::simt_dp4a_kernel<{}, {}, {}, {}, {}, {}, {}LL, {}LL, {}, {}, {}, {}, {}, {}>",
+                     c.bm, c.bn, c.bk, c.tm, c.tn, c.vec, p.n, p.k,
+                     p.layout == WeightLayout::kn ? 1 : 0,
+                     p.act_scale == ActScale::per_token ? 1 : 0,
+                     p.weight_scale == WeightScale::per_channel ? 1 : 0, out_code(p.out),
+                     p.bias ? 1 : 0, p.asymmetric ? 1 : 0);
+}
+
+}  // namespace
+
+Source emit(const KernelSpec& spec) {
+  spec.problem.validate();
+  Source src;
+  src.name = spec.name();
+  switch (spec.config.family) {
+    case Family::simt_dp4a:
+      src.entry = simt_entry(spec);
+      src.code = fmt::format("// {}\n#include \"simt_dp4a.cuh\"\n\ntemplate __global__ void {}(const __grid_constant__ I8gArgs);\n",
+                             src.name, src.entry);
+      return src;
+    case Family::mma_sync:
+      break;
+  }
+  throw Error("emit", fmt::format("family {} has no template yet", to_string(spec.config.family)));
+}
+
+LaunchShape launch_shape(const KernelSpec& spec, int64_t m) {
+  const KernelConfig& c = spec.config;
+  LaunchShape s{};
+  s.grid[0] = unsigned((spec.problem.n + c.bn - 1) / c.bn);
+  s.grid[1] = unsigned((std::max<int64_t>(m, 1) + c.bm - 1) / c.bm);
+  s.grid[2] = unsigned(c.split_k);
+  s.block[0] = unsigned(c.threads());
+  s.block[1] = s.block[2] = 1;
+  s.dynamic_smem = 0;
+  return s;
+}
+
+}  // namespace i8g

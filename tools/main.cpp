@@ -1,0 +1,2 @@
+// i8gemm: one CLI with subcommands (tune, inspect, bench).
+int main() { return 0; }
