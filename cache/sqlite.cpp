@@ -54,6 +54,9 @@ void Db::check(int rc, const char* where) const {
 
 void Db::exec(const char* sql) { check(sqlite3_exec(db_, sql, nullptr, nullptr, nullptr), "sqlite3_exec"); }
 
+int64_t Db::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
+int64_t Db::changes() const { return sqlite3_changes64(db_); }
+
 Stmt::Stmt(Db& db, const char* sql) : db_(db), sql_(sql) {
   db_.check(sqlite3_prepare_v2(db.handle(), sql, -1, &st_, nullptr), "sqlite3_prepare_v2");
 }

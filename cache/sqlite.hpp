@@ -22,6 +22,8 @@ class Db {
   sqlite3* handle() const { return db_; }
   const std::string& path() const { return path_; }
   void exec(const char* sql);  // statements without values only
+  int64_t last_insert_rowid() const;
+  int64_t changes() const;  // rows changed by the last statement
   // Throws Error("<where>", "cache file <path>: <sqlite message>") unless rc is ok/row/done.
   void check(int rc, const char* where) const;
   [[noreturn]] void fail(int rc, const char* where) const;

@@ -1,0 +1,210 @@
+// Compiled kernels: content-hashed binaries stored beside everything needed to re-create or
+// inspect them. Stored entries are never overwritten; the audit re-hashes them.
+#include <openssl/evp.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "cache/cache_impl.hpp"
+#include "generator/error.hpp"
+
+namespace i8g::cache {
+namespace {
+
+// Column order follows the table (big columns last); kBlobColumns continues kListColumns.
+constexpr const char* kListColumns =
+    "id, name, arch, compiler_version, generator_hash, family, problem_key, config, n, k, entry, "
+    "lowered_name, options, binary_size, binary_sha256, registers, stack_bytes, spill_bytes, "
+    "smem_bytes, occupancy, compile_ms, created_at, report_json";
+constexpr int kFirstBlobColumn = 23;
+constexpr const char* kBlobColumns = ", source, ir, log, isa, binary";
+
+std::string select_sql(bool with_blobs, const char* where) {
+  return std::string("SELECT ") + kListColumns + (with_blobs ? kBlobColumns : "") + " FROM kernels " +
+         where;
+}
+
+std::vector<std::string> parse_options(const std::string& text, int64_t id) {
+  try {
+    return nlohmann::json::parse(text).get<std::vector<std::string>>();
+  } catch (const std::exception& e) {
+    throw Error("i8g::cache::Cache", "kernel id " + std::to_string(id) + ": bad options: " + e.what());
+  }
+}
+
+StoredKernel read_kernel(const sql::Stmt& s, bool with_blobs) {
+  StoredKernel k;
+  int c = 0;
+  k.id = s.i64(c++);
+  k.key.name = s.text(c++);
+  k.key.arch = s.text(c++);
+  k.key.compiler_version = s.text(c++);
+  k.key.generator_hash = s.text(c++);
+  k.family = s.text(c++);
+  k.problem_key = s.text(c++);
+  k.config = s.text(c++);
+  k.n = s.i64(c++);
+  k.k = s.i64(c++);
+  k.entry = s.text(c++);
+  k.lowered_name = s.text(c++);
+  k.options = parse_options(s.text(c++), k.id);
+  k.binary_size = s.i64(c++);
+  k.binary_sha256 = s.text(c++);
+  k.registers = int(s.i64(c++));
+  k.stack_bytes = int(s.i64(c++));
+  k.spill_bytes = int(s.i64(c++));
+  k.smem_bytes = int(s.i64(c++));
+  k.occupancy = s.f64(c++);
+  k.compile_ms = s.f64(c++);
+  k.created_at = s.i64(c++);
+  k.report_json = s.text(c++);
+  if (with_blobs) {
+    k.source = s.text(c++);
+    k.ir = s.text(c++);
+    k.log = s.text(c++);
+    k.isa = s.text(c++);
+    k.binary = s.blob(c++);
+  }
+  return k;
+}
+
+bool binary_intact(const StoredKernel& k) {
+  return sha256_hex(k.binary.data(), k.binary.size()) == k.binary_sha256;
+}
+
+StoredKernel checked(StoredKernel k, const std::string& path) {
+  if (!binary_intact(k))
+    throw Error("i8g::cache::Cache::get_kernel",
+                "cache file " + path + ": kernel id " + std::to_string(k.id) + " (" + k.key.name +
+                    ") fails its content check (sha256 mismatch); run the audit");
+  return k;
+}
+
+void bind_kernel_fields(sql::Stmt& s, const StoredKernel& k, int64_t created_at) {
+  int i = 1;
+  s.bind(i++, k.key.name).bind(i++, k.key.arch).bind(i++, k.key.compiler_version);
+  s.bind(i++, k.key.generator_hash).bind(i++, k.family).bind(i++, k.problem_key).bind(i++, k.config);
+  s.bind(i++, k.n).bind(i++, k.k).bind(i++, k.entry).bind(i++, k.lowered_name);
+  s.bind(i++, nlohmann::json(k.options).dump());
+  s.bind(i++, int64_t(k.binary.size())).bind(i++, k.binary_sha256);
+  s.bind(i++, k.registers).bind(i++, k.stack_bytes).bind(i++, k.spill_bytes).bind(i++, k.smem_bytes);
+  s.bind(i++, k.occupancy).bind(i++, k.compile_ms).bind(i++, created_at).bind(i++, k.report_json);
+  s.bind(i++, k.source).bind(i++, k.ir).bind(i++, k.log).bind(i++, k.isa);
+  s.bind_blob(i++, k.binary.data(), k.binary.size());
+}
+
+constexpr const char* kInsert =
+    "INSERT INTO kernels (name, arch, compiler_version, generator_hash, family, problem_key, "
+    "config, n, k, entry, lowered_name, options, binary_size, binary_sha256, registers, "
+    "stack_bytes, spill_bytes, smem_bytes, occupancy, compile_ms, created_at, report_json, "
+    "source, ir, log, isa, binary) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+constexpr const char* kRepair =
+    "UPDATE kernels SET name=?1, arch=?2, compiler_version=?3, generator_hash=?4, family=?5, "
+    "problem_key=?6, config=?7, n=?8, k=?9, entry=?10, lowered_name=?11, options=?12, "
+    "binary_size=?13, binary_sha256=?14, registers=?15, stack_bytes=?16, spill_bytes=?17, "
+    "smem_bytes=?18, occupancy=?19, compile_ms=?20, created_at=?21, report_json=?22, "
+    "source=?23, ir=?24, log=?25, isa=?26, binary=?27 WHERE id=?28";
+
+}  // namespace
+
+std::string sha256_hex(const void* data, size_t size) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  static const char empty = 0;
+  if (EVP_Digest(size ? data : &empty, size, md, &len, EVP_sha256(), nullptr) != 1)
+    throw Error("EVP_Digest", "sha256 failed");
+  static const char* hex = "0123456789abcdef";
+  std::string out(size_t(len) * 2, '0');
+  for (unsigned i = 0; i < len; ++i) {
+    out[2 * i] = hex[md[i] >> 4];
+    out[2 * i + 1] = hex[md[i] & 15];
+  }
+  return out;
+}
+
+int64_t Cache::put_kernel(const StoredKernel& k) {
+  require_writable(*impl_, "i8g::cache::Cache::put_kernel");
+  if (k.key.name.empty() || k.key.arch.empty())
+    throw Error("i8g::cache::Cache::put_kernel", "kernel key needs a name and an arch");
+  if (sha256_hex(k.binary.data(), k.binary.size()) != k.binary_sha256)
+    throw Error("i8g::cache::Cache::put_kernel",
+                "kernel " + k.key.name + ": binary_sha256 does not match the binary; not stored");
+  int64_t created_at = k.created_at ? k.created_at : now_unix();
+  sql::Db& db = *impl_->db;
+  sql::WriteTxn txn(db);
+  sql::Stmt find(db, select_sql(true, "WHERE name=? AND arch=? AND compiler_version=? AND generator_hash=?").c_str());
+  find.bind(1, k.key.name).bind(2, k.key.arch).bind(3, k.key.compiler_version).bind(4, k.key.generator_hash);
+  if (find.step()) {
+    StoredKernel old = read_kernel(find, true);
+    if (binary_intact(old)) return old.id;  // same or different content: the stored one stays
+    find.reset();
+    sql::Stmt repair(db, kRepair);
+    bind_kernel_fields(repair, k, created_at);
+    repair.bind(28, old.id).run();
+    txn.commit();
+    return old.id;
+  }
+  sql::Stmt insert(db, kInsert);
+  bind_kernel_fields(insert, k, created_at);
+  insert.run();
+  int64_t id = db.last_insert_rowid();
+  txn.commit();
+  return id;
+}
+
+std::optional<StoredKernel> Cache::get_kernel(const BinaryKey& key) {
+  sql::Stmt s(*impl_->db,
+              select_sql(true, "WHERE name=? AND arch=? AND compiler_version=? AND generator_hash=?").c_str());
+  s.bind(1, key.name).bind(2, key.arch).bind(3, key.compiler_version).bind(4, key.generator_hash);
+  if (!s.step()) return std::nullopt;
+  return checked(read_kernel(s, true), impl_->path);
+}
+
+std::optional<StoredKernel> Cache::get_kernel(int64_t id) {
+  sql::Stmt s(*impl_->db, select_sql(true, "WHERE id=?").c_str());
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return checked(read_kernel(s, true), impl_->path);
+}
+
+std::vector<StoredKernel> Cache::list_kernels(const ListFilter& f) {
+  std::optional<std::regex> re;
+  try {
+    if (!f.name_regex.empty()) re.emplace(f.name_regex, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw Error("i8g::cache::Cache::list_kernels", "bad name regex '" + f.name_regex + "': " + e.what());
+  }
+  std::vector<StoredKernel> out;
+  // Filter on the name first; the row's other columns are only read for names that match.
+  sql::Stmt s(*impl_->db, select_sql(f.with_blobs, "ORDER BY name, arch, compiler_version, generator_hash, id").c_str());
+  while (s.step()) {
+    if (re && !std::regex_search(s.text(1), *re)) continue;
+    out.push_back(read_kernel(s, f.with_blobs));
+  }
+  return out;
+}
+
+Cache::Audit Cache::audit() {
+  Audit a;
+  try {
+    sql::Stmt check(*impl_->db, "PRAGMA integrity_check");
+    while (check.step()) a.integrity += (a.integrity.empty() ? "" : "\n") + check.text(0);
+  } catch (const Error& e) {
+    a.integrity = e.message();
+  }
+  try {
+    sql::Stmt s(*impl_->db, "SELECT id, binary_sha256, binary FROM kernels ORDER BY id");
+    while (s.step()) {
+      std::vector<uint8_t> bin = s.blob(2);
+      if (sha256_hex(bin.data(), bin.size()) != s.text(1)) a.hash_mismatch.push_back(s.i64(0));
+    }
+  } catch (const Error& e) {
+    if (a.integrity == "ok") a.integrity = e.message();
+    else a.integrity += "\n" + e.message();
+  }
+  return a;
+}
+
+}  // namespace i8g::cache

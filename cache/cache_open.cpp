@@ -1,0 +1,286 @@
+// Opening the cache file: where it lives, creating it safely, refusing anything that is not an
+// i8gemm cache of a schema this build reads, and the schema itself.
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "cache/cache_impl.hpp"
+#include "generator/error.hpp"
+
+namespace i8g::cache {
+namespace {
+
+// PRAGMA application_id: "i8ge". Marks the file as ours, so we never adopt another app's DB.
+constexpr int kApplicationId = 0x69386765;
+
+// Big columns come last in each row: a listing that stops before them never reads their
+// overflow pages. STRICT: every column keeps the type it is declared with.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE kernels (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  arch TEXT NOT NULL,
+  compiler_version TEXT NOT NULL,
+  generator_hash TEXT NOT NULL,
+  family TEXT NOT NULL,
+  problem_key TEXT NOT NULL,
+  config TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  k INTEGER NOT NULL,
+  entry TEXT NOT NULL,
+  lowered_name TEXT NOT NULL,
+  options TEXT NOT NULL CHECK (json_valid(options) AND json_type(options) = 'array'),
+  binary_size INTEGER NOT NULL,
+  binary_sha256 TEXT NOT NULL CHECK (length(binary_sha256) = 64),
+  registers INTEGER NOT NULL,
+  stack_bytes INTEGER NOT NULL,
+  spill_bytes INTEGER NOT NULL,
+  smem_bytes INTEGER NOT NULL,
+  occupancy REAL NOT NULL,
+  compile_ms REAL NOT NULL,
+  created_at INTEGER NOT NULL,
+  report_json TEXT NOT NULL CHECK (report_json = '' OR json_valid(report_json)),
+  source TEXT NOT NULL,
+  ir TEXT NOT NULL,
+  log TEXT NOT NULL,
+  isa TEXT NOT NULL,
+  binary BLOB NOT NULL,
+  UNIQUE (name, arch, compiler_version, generator_hash)
+) STRICT;
+CREATE TABLE timings (
+  id INTEGER PRIMARY KEY,
+  problem_key TEXT NOT NULL,
+  m_bucket INTEGER NOT NULL,
+  arch TEXT NOT NULL,
+  sm_count INTEGER NOT NULL,
+  gpu_name TEXT NOT NULL,
+  compiler_version TEXT NOT NULL,
+  driver_version TEXT NOT NULL,
+  generator_hash TEXT NOT NULL,
+  candidate TEXT NOT NULL,
+  kernel_id INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('ok', 'rejected', 'failed')),
+  reason TEXT NOT NULL,
+  eager_median_us REAL,  -- NULL: not measured (NaN in C++)
+  eager_p90_us REAL,
+  eager_min_us REAL,
+  graph_median_us REAL,
+  graph_p90_us REAL,
+  graph_min_us REAL,
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX timings_by_key ON timings (problem_key, m_bucket, arch, sm_count, gpu_name,
+                                        compiler_version, driver_version, generator_hash);
+CREATE INDEX timings_by_kernel ON timings (kernel_id);
+CREATE TABLE winners (
+  id INTEGER PRIMARY KEY,
+  problem_key TEXT NOT NULL,
+  m_bucket INTEGER NOT NULL,
+  arch TEXT NOT NULL,
+  sm_count INTEGER NOT NULL,
+  gpu_name TEXT NOT NULL,
+  compiler_version TEXT NOT NULL,
+  driver_version TEXT NOT NULL,
+  generator_hash TEXT NOT NULL,
+  candidate TEXT NOT NULL,
+  kernel_id INTEGER NOT NULL,
+  time_us REAL,
+  baseline_us REAL,
+  speedup REAL,
+  created_at INTEGER NOT NULL,
+  UNIQUE (problem_key, m_bucket, arch, sm_count, gpu_name, compiler_version, driver_version,
+          generator_hash)
+) STRICT;
+PRAGMA application_id = 1765304165;
+PRAGMA user_version = 1;
+)sql";
+static_assert(kApplicationId == 1765304165, "the schema text spells the application id");
+
+[[noreturn]] void fail_open(const std::string& path, const std::string& why) {
+  throw Error("i8g::cache::Cache", "cache file " + path + " " + why);
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+std::string parent_dir(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// mkdir -p; new directories are 0755 at most (the umask may narrow them).
+void make_dirs(const std::string& dir, const std::string& path) {
+  struct stat st;
+  if (dir.empty() || stat(dir.c_str(), &st) == 0) {
+    if (!dir.empty() && !S_ISDIR(st.st_mode)) fail_open(path, "cannot be created: " + dir + " is not a directory");
+    return;
+  }
+  make_dirs(parent_dir(dir) == dir ? "" : parent_dir(dir), path);
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    fail_open(path, "cannot be created: mkdir " + dir + ": " + errno_text());
+}
+
+// Reads the first bytes of an existing file; rejects anything that is not SQLite before the
+// library gets a chance to touch it. Returns false for an empty file.
+bool check_header(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail_open(path, "cannot be read: " + errno_text());
+  char head[100];
+  ssize_t got = 0;
+  while (got < ssize_t(sizeof head)) {
+    ssize_t r = read(fd, head + got, sizeof head - size_t(got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += r;
+  }
+  close(fd);
+  if (got == 0) return false;
+  static const char kMagic[16] = "SQLite format 3";  // the 16th byte is the NUL
+  if (got < 16 || std::memcmp(head, kMagic, 16) != 0)
+    fail_open(path, "is not an i8gemm cache (not a SQLite database)");
+  if (got < ssize_t(sizeof head)) fail_open(path, "is truncated (shorter than a SQLite header)");
+  return true;
+}
+
+struct Identity {
+  int64_t application_id = 0, user_version = 0, objects = 0;
+};
+
+Identity identify(sql::Db& db) {
+  Identity id;
+  sql::Stmt a(db, "PRAGMA application_id");
+  if (a.step()) id.application_id = a.i64(0);
+  sql::Stmt u(db, "PRAGMA user_version");
+  if (u.step()) id.user_version = u.i64(0);
+  sql::Stmt o(db, "SELECT count(*) FROM sqlite_schema");
+  if (o.step()) id.objects = o.i64(0);
+  return id;
+}
+
+bool is_empty_db(const Identity& id) { return id.objects == 0 && id.application_id == 0 && id.user_version == 0; }
+
+// Creates the schema in an empty database (another process may have just done it).
+void initialize(sql::Db& db) {
+  sql::WriteTxn txn(db);
+  Identity id = identify(db);
+  if (id.application_id == kApplicationId) return;  // someone else won the race
+  if (!is_empty_db(id)) fail_open(db.path(), "is not an i8gemm cache (a SQLite database of another application)");
+  db.exec(kSchemaV1);
+  txn.commit();
+}
+
+void use_wal(sql::Db& db) {
+  if (sql::exec_retrying(db, "PRAGMA journal_mode") != "wal")
+    if (sql::exec_retrying(db, "PRAGMA journal_mode=WAL") != "wal")
+      fail_open(db.path(), "cannot use WAL mode (a file system without shared memory?)");
+}
+
+// A new cache is built under a temporary name and moved into place without replacing anything,
+// so no process ever sees a half-made file at `path`.
+void create_new(const std::string& path) {
+  std::random_device rd;
+  std::string tmp = path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(rd());
+  auto cleanup = [&] {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((tmp + suffix).c_str());
+  };
+  int fd = open(tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0) fail_open(path, "cannot be created: " + tmp + ": " + errno_text());
+  close(fd);
+  try {
+    sql::Db db(tmp, SQLITE_OPEN_READWRITE);
+    initialize(db);
+    use_wal(db);
+  } catch (...) {
+    cleanup();
+    throw;
+  }
+  int rc = renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE);
+  if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {  // no RENAME_NOREPLACE here: link
+    rc = link(tmp.c_str(), path.c_str());
+  }
+  int err = errno;
+  cleanup();
+  if (rc != 0 && err != EEXIST) fail_open(path, "cannot be created: " + std::string(std::strerror(err)));
+}
+
+}  // namespace
+
+void require_writable(const Cache::Impl& impl, const char* where) {
+  if (impl.mode != Cache::Mode::read_write)
+    throw Error(where, "cache file " + impl.path + " is open read-only");
+}
+
+std::string Cache::default_path() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? std::string(v) : std::string();
+  };
+  if (auto p = env("I8GEMM_CACHE"); !p.empty()) return p;
+  if (auto x = env("XDG_CACHE_HOME"); !x.empty() && x[0] == '/') return x + "/i8gemm/cache.sqlite";
+  if (auto h = env("HOME"); !h.empty()) return h + "/.cache/i8gemm/cache.sqlite";
+  throw Error("i8g::cache::Cache::default_path",
+              "no cache location: set I8GEMM_CACHE, XDG_CACHE_HOME or HOME");
+}
+
+Cache::Cache(const std::string& path, Mode mode) : impl_(std::make_unique<Impl>()) {
+  if (path.empty()) throw Error("i8g::cache::Cache", "empty cache file path");
+  impl_->path = path;
+  impl_->mode = mode;
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) fail_open(path, "cannot be opened: " + errno_text());
+    if (mode == Mode::read_only) fail_open(path, "does not exist (opened read-only)");
+    make_dirs(parent_dir(path), path);
+    create_new(path);
+  } else if (!S_ISREG(st.st_mode)) {
+    fail_open(path, "is not a regular file");
+  }
+  bool has_content = check_header(path);
+  if (!has_content && mode == Mode::read_only) fail_open(path, "is empty, not an i8gemm cache");
+
+  int flags = mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  impl_->db = std::make_unique<sql::Db>(path, flags);  // never SQLITE_OPEN_CREATE
+  sql::Db& db = *impl_->db;
+  Identity id = identify(db);
+  if (is_empty_db(id) && mode == Mode::read_write) {
+    initialize(db);
+    id = identify(db);
+  }
+  if (id.application_id != kApplicationId)
+    fail_open(path, "is not an i8gemm cache (a SQLite database of another application)");
+  if (id.user_version > kSchemaVersion)
+    fail_open(path, "was written by a newer i8gemm (schema " + std::to_string(id.user_version) +
+                        ", this build reads " + std::to_string(kSchemaVersion) + ")");
+  if (id.user_version < 1) fail_open(path, "is damaged (no schema version)");
+  impl_->schema = int(id.user_version);
+  if (mode == Mode::read_write) {
+    use_wal(db);
+    db.exec("PRAGMA synchronous = NORMAL");  // WAL + NORMAL: a crash may lose the last write, never corrupts
+  }
+}
+
+Cache::~Cache() = default;
+
+const std::string& Cache::path() const { return impl_->path; }
+int Cache::schema_version() const { return impl_->schema; }
+Cache::Mode Cache::mode() const { return impl_->mode; }
+
+bool BinaryKey::operator==(const BinaryKey& o) const {
+  return name == o.name && arch == o.arch && compiler_version == o.compiler_version &&
+         generator_hash == o.generator_hash;
+}
+
+bool TuneKey::operator==(const TuneKey& o) const {
+  return problem_key == o.problem_key && m_bucket == o.m_bucket && arch == o.arch &&
+         sm_count == o.sm_count && gpu_name == o.gpu_name && compiler_version == o.compiler_version &&
+         driver_version == o.driver_version && generator_hash == o.generator_hash;
+}
+
+}  // namespace i8g::cache
