@@ -19,6 +19,6 @@ struct Cache::Impl {
 inline int64_t now_unix() { return int64_t(std::time(nullptr)); }
 
 // "cache file <path>: ..." errors for callers that write with a read-only handle.
-void require_writable(const Cache::Impl& impl, const char* where);
+void require_writable(Cache::Mode mode, const std::string& path, const char* where);
 
 }  // namespace i8g::cache

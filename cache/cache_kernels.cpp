@@ -81,16 +81,23 @@ StoredKernel checked(StoredKernel k, const std::string& path) {
 }
 
 void bind_kernel_fields(sql::Stmt& s, const StoredKernel& k, int64_t created_at) {
-  int i = 1;
-  s.bind(i++, k.key.name).bind(i++, k.key.arch).bind(i++, k.key.compiler_version);
-  s.bind(i++, k.key.generator_hash).bind(i++, k.family).bind(i++, k.problem_key).bind(i++, k.config);
-  s.bind(i++, k.n).bind(i++, k.k).bind(i++, k.entry).bind(i++, k.lowered_name);
-  s.bind(i++, nlohmann::json(k.options).dump());
-  s.bind(i++, int64_t(k.binary.size())).bind(i++, k.binary_sha256);
-  s.bind(i++, k.registers).bind(i++, k.stack_bytes).bind(i++, k.spill_bytes).bind(i++, k.smem_bytes);
-  s.bind(i++, k.occupancy).bind(i++, k.compile_ms).bind(i++, created_at).bind(i++, k.report_json);
-  s.bind(i++, k.source).bind(i++, k.ir).bind(i++, k.log).bind(i++, k.isa);
-  s.bind_blob(i++, k.binary.data(), k.binary.size());
+  int i = 0;
+  for (const std::string* t : {&k.key.name, &k.key.arch, &k.key.compiler_version, &k.key.generator_hash,
+                               &k.family, &k.problem_key, &k.config})
+    s.bind(++i, *t);
+  s.bind(++i, k.n);
+  s.bind(++i, k.k);
+  s.bind(++i, k.entry);
+  s.bind(++i, k.lowered_name);
+  s.bind(++i, nlohmann::json(k.options).dump());
+  s.bind(++i, int64_t(k.binary.size()));
+  s.bind(++i, k.binary_sha256);
+  for (int v : {k.registers, k.stack_bytes, k.spill_bytes, k.smem_bytes}) s.bind(++i, v);
+  s.bind(++i, k.occupancy);
+  s.bind(++i, k.compile_ms);
+  s.bind(++i, created_at);
+  for (const std::string* t : {&k.report_json, &k.source, &k.ir, &k.log, &k.isa}) s.bind(++i, *t);
+  s.bind_blob(++i, k.binary.data(), k.binary.size());
 }
 
 constexpr const char* kInsert =
@@ -125,7 +132,7 @@ std::string sha256_hex(const void* data, size_t size) {
 }
 
 int64_t Cache::put_kernel(const StoredKernel& k) {
-  require_writable(*impl_, "i8g::cache::Cache::put_kernel");
+  require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::put_kernel");
   if (k.key.name.empty() || k.key.arch.empty())
     throw Error("i8g::cache::Cache::put_kernel", "kernel key needs a name and an arch");
   if (sha256_hex(k.binary.data(), k.binary.size()) != k.binary_sha256)

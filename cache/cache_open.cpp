@@ -212,9 +212,8 @@ void create_new(const std::string& path) {
 
 }  // namespace
 
-void require_writable(const Cache::Impl& impl, const char* where) {
-  if (impl.mode != Cache::Mode::read_write)
-    throw Error(where, "cache file " + impl.path + " is open read-only");
+void require_writable(Cache::Mode mode, const std::string& path, const char* where) {
+  if (mode != Cache::Mode::read_write) throw Error(where, "cache file " + path + " is open read-only");
 }
 
 std::string Cache::default_path() {
@@ -248,7 +247,14 @@ Cache::Cache(const std::string& path, Mode mode) : impl_(std::make_unique<Impl>(
   int flags = mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
   impl_->db = std::make_unique<sql::Db>(path, flags);  // never SQLITE_OPEN_CREATE
   sql::Db& db = *impl_->db;
-  Identity id = identify(db);
+  Identity id;
+  try {
+    id = identify(db);
+  } catch (const Error&) {
+    int code = sqlite3_errcode(db.handle()) & 0xff;
+    if (code != SQLITE_CORRUPT && code != SQLITE_NOTADB) throw;
+    fail_open(path, std::string("is damaged (") + sqlite3_errmsg(db.handle()) + ")");
+  }
   if (is_empty_db(id) && mode == Mode::read_write) {
     initialize(db);
     id = identify(db);

@@ -91,7 +91,7 @@ Winner read_winner(const sql::Stmt& s) {
 }  // namespace
 
 void Cache::put_timings(const std::vector<Timing>& ts) {
-  require_writable(*impl_, "i8g::cache::Cache::put_timings");
+  require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::put_timings");
   for (const Timing& t : ts)
     if (t.status != "ok" && t.status != "rejected" && t.status != "failed")
       throw Error("i8g::cache::Cache::put_timings",
@@ -108,7 +108,8 @@ void Cache::put_timings(const std::vector<Timing>& ts) {
   for (const Timing& t : ts) {
     bind_key(s, 1, t.key);
     int i = kKeyParams + 1;
-    s.bind(i++, t.candidate).bind(i++, t.kernel_id).bind(i++, t.status).bind(i++, t.reason);
+    s.bind(i, t.candidate).bind(i + 1, t.kernel_id).bind(i + 2, t.status).bind(i + 3, t.reason);
+    i += 4;
     for (double v : {t.eager_median_us, t.eager_p90_us, t.eager_min_us, t.graph_median_us,
                      t.graph_p90_us, t.graph_min_us})
       bind_real(s, i++, v);
@@ -136,7 +137,7 @@ std::vector<Timing> Cache::timings_for_kernel(int64_t kernel_id) {
 }
 
 void Cache::put_winner(const Winner& w) {
-  require_writable(*impl_, "i8g::cache::Cache::put_winner");
+  require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::put_winner");
   sql::Db& db = *impl_->db;
   sql::WriteTxn txn(db);
   sql::Stmt s(db, (std::string("INSERT INTO winners (") + kKeyColumns +
@@ -148,7 +149,8 @@ void Cache::put_winner(const Winner& w) {
                       .c_str());
   bind_key(s, 1, w.key);
   int i = kKeyParams + 1;
-  s.bind(i++, w.candidate).bind(i++, w.kernel_id);
+  s.bind(i, w.candidate).bind(i + 1, w.kernel_id);
+  i += 2;
   bind_real(s, i++, w.time_us);
   bind_real(s, i++, w.baseline_us);
   bind_real(s, i++, w.speedup);
@@ -176,7 +178,7 @@ int64_t Cache::remove_stale(const std::string& compiler_version, const std::stri
 }
 
 int64_t Cache::remove_stale(const Current& c) {
-  require_writable(*impl_, "i8g::cache::Cache::remove_stale");
+  require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::remove_stale");
   // An empty current value would match nothing and wipe the whole cache: refuse it.
   if (c.compiler_version.empty() || c.generator_hash.empty())
     throw Error("i8g::cache::Cache::remove_stale", "needs the current compiler version and generator hash");

@@ -86,6 +86,11 @@ CubinInfo read_cubin(const uint8_t* data, size_t size) {
   if (shentsize < 64) fail("section header entries too small");
   if (!r.fits(shoff, uint64_t(shentsize) * shnum)) fail("section headers out of bounds");
   if (shstrndx >= shnum) fail("section name table index out of range");
+  // The program headers are what the driver loads by; a cut table is as broken as a cut section.
+  uint64_t phoff = r.get<uint64_t>(32);
+  uint16_t phentsize = r.get<uint16_t>(54), phnum = r.get<uint16_t>(56);
+  if (phnum > 0 && (phentsize < 56 || !r.fits(phoff, uint64_t(phentsize) * phnum)))
+    fail("program headers out of bounds");
 
   std::vector<Section> secs(shnum);
   for (uint16_t i = 0; i < shnum; ++i) {

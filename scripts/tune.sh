@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The main job: set up, build, and tune the seed TP4 shapes into the default cache
+# ($I8GEMM_CACHE, else ~/.cache/i8gemm/cache.sqlite). Without a GPU it compiles and stores
+# every candidate for sm_90a; extra arguments go to `i8gemm tune`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh
+./build/tools/i8gemm tune --compile-only --arch sm_90a --shapes examples/tp4.shapes "$@"
+./build/tools/i8gemm inspect

@@ -1,0 +1,47 @@
+// Shared pieces of the i8gemm subcommands.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "generator/shapes.hpp"
+#include "generator/types.hpp"
+
+namespace i8g::cli {
+
+// Problem options common to tune and bench (everything but N and K).
+struct ProblemFlags {
+  std::string layout = "nk", act_scale = "token", weight_scale = "channel", out = "bf16";
+  bool bias = false, asymmetric = false;
+  void add_to(CLI::App& app);
+  GemmProblem make(const NamedShape& s) const;  // validated; throws Error
+};
+
+struct ShapeFlags {
+  std::vector<std::string> shapes;
+  std::string shapes_file;
+  void add_to(CLI::App& app);
+  std::vector<NamedShape> resolve() const;  // throws Error; at least one shape
+};
+
+std::string read_file(const std::string& path);  // throws Error with the path
+std::string resolve_cache_path(const std::string& flag);  // flag, else Cache::default_path()
+
+// One-line progress on stderr while a TTY watches; silent otherwise.
+class Progress {
+ public:
+  explicit Progress(std::string label);
+  void update(size_t done, size_t total);
+  void finish();
+ private:
+  std::string label_;
+  bool tty_;
+  size_t last_ = size_t(-1);
+};
+
+void setup_tune(CLI::App& app);
+void setup_inspect(CLI::App& app);
+
+}  // namespace i8g::cli

@@ -1,0 +1,85 @@
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cache/cache.hpp"
+#include "generator/error.hpp"
+#include "tools/cli.hpp"
+
+namespace i8g::cli {
+
+void ProblemFlags::add_to(CLI::App& app) {
+  app.add_option("--layout", layout, "weight layout: nk ([N,K] row-major) or kn ([K,N] row-major)")
+      ->check(CLI::IsMember({"nk", "kn"}))->capture_default_str();
+  app.add_option("--act-scale", act_scale, "activation scale: token or tensor")
+      ->check(CLI::IsMember({"token", "tensor"}))->capture_default_str();
+  app.add_option("--weight-scale", weight_scale, "weight scale: channel or tensor")
+      ->check(CLI::IsMember({"channel", "tensor"}))->capture_default_str();
+  app.add_option("--out", out, "output: bf16, f16, f32 or i32")
+      ->check(CLI::IsMember({"bf16", "f16", "f32", "i32"}))->capture_default_str();
+  app.add_flag("--bias", bias, "add an fp32 bias[n]");
+  app.add_flag("--asym", asymmetric, "asymmetric activations (int32 zero points)");
+}
+
+GemmProblem ProblemFlags::make(const NamedShape& s) const {
+  GemmProblem p;
+  p.n = s.n;
+  p.k = s.k;
+  p.layout = layout == "kn" ? WeightLayout::kn : WeightLayout::nk;
+  p.act_scale = act_scale == "tensor" ? ActScale::per_tensor : ActScale::per_token;
+  p.weight_scale = weight_scale == "tensor" ? WeightScale::per_tensor : WeightScale::per_channel;
+  p.out = *parse_out_type(out);
+  p.bias = bias;
+  p.asymmetric = asymmetric;
+  p.validate();
+  return p;
+}
+
+void ShapeFlags::add_to(CLI::App& app) {
+  app.add_option("--shape", shapes, "a weight shape NxK (repeatable), e.g. 2560x4096");
+  app.add_option("--shapes", shapes_file, "a file of shapes, one '[name] NxK' per line");
+}
+
+std::vector<NamedShape> ShapeFlags::resolve() const {
+  std::vector<NamedShape> out;
+  for (const std::string& s : shapes) out.push_back(parse_shape(s));
+  if (!shapes_file.empty()) {
+    for (const NamedShape& s : parse_shapes_file(read_file(shapes_file))) out.push_back(s);
+  }
+  if (out.empty()) throw Error("", "no shapes: give --shape NxK or --shapes FILE");
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error("", fmt::format("cannot read {}", path));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  if (f.bad()) throw Error("", fmt::format("cannot read {}", path));
+  return ss.str();
+}
+
+std::string resolve_cache_path(const std::string& flag) {
+  return flag.empty() ? cache::Cache::default_path() : flag;
+}
+
+Progress::Progress(std::string label) : label_(std::move(label)), tty_(isatty(2)) {}
+
+void Progress::update(size_t done, size_t total) {
+  if (!tty_ || total == 0 || done == last_) return;
+  last_ = done;
+  const int width = 30;
+  const int fill = int(width * done / total);
+  std::fprintf(stderr, "\r%s [%s%s] %zu/%zu", label_.c_str(), std::string(size_t(fill), '#').c_str(),
+               std::string(size_t(width - fill), '.').c_str(), done, total);
+  std::fflush(stderr);
+}
+
+void Progress::finish() {
+  if (tty_ && last_ != size_t(-1)) std::fprintf(stderr, "\r\033[K");
+}
+
+}  // namespace i8g::cli

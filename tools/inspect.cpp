@@ -1,0 +1,183 @@
+// i8gemm inspect: list, show and audit cache entries (ISA, registers, spills, occupancy).
+// Opens the cache read-only and loads nothing onto a GPU: safe on an untrusted file.
+#include <fmt/format.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "cache/cache.hpp"
+#include "generator/embedded.hpp"
+#include "generator/error.hpp"
+#include "generator/types.hpp"
+#include "runtime/compiler.hpp"
+#include "runtime/report.hpp"
+#include "tools/cli.hpp"
+
+namespace i8g::cli {
+namespace {
+
+struct InspectOptions {
+  std::string cache, filter, name;
+  bool json = false;
+};
+
+// Entries made by another compiler or another version of the templates are unreachable by
+// lookups; inspect shows them as stale.
+bool is_stale(const cache::StoredKernel& k, const std::string& compiler_version) {
+  return k.key.generator_hash != generator_hash() || k.key.compiler_version != compiler_version;
+}
+
+std::string current_compiler_version() {
+  return make_compiler(Target::from_arch("sm_80"))->version();
+}
+
+nlohmann::json summary_json(const cache::StoredKernel& k, bool stale) {
+  return {{"id", k.id}, {"name", k.key.name}, {"arch", k.key.arch},
+          {"compiler", k.key.compiler_version}, {"generator_hash", k.key.generator_hash},
+          {"family", k.family}, {"problem", k.problem_key}, {"config", k.config},
+          {"registers", k.registers}, {"smem_bytes", k.smem_bytes}, {"stack_bytes", k.stack_bytes},
+          {"spill_bytes", k.spill_bytes}, {"occupancy", k.occupancy},
+          {"binary_bytes", k.binary_size}, {"stale", stale}};
+}
+
+std::vector<cache::StoredKernel> select(cache::Cache& c, const std::string& filter, bool blobs) {
+  try {
+    return c.list_kernels({filter, blobs});
+  } catch (const std::regex_error& e) {
+    throw Error("--filter", fmt::format("'{}' is not a regular expression", filter));
+  }
+}
+
+void run_list(const InspectOptions& o) {
+  cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
+  const std::string cv = current_compiler_version();
+  const auto ks = select(c, o.filter, false);
+  if (o.json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& k : ks) arr.push_back(summary_json(k, is_stale(k, cv)));
+    fmt::print("{}\n", arr.dump(2));
+    return;
+  }
+  fmt::print("{:<100} {:<7} {:>4} {:>7} {:>6} {:>6} {:>5} {:>6}\n", "name", "arch", "regs", "smem",
+             "stack", "spills", "occ", "status");
+  for (const auto& k : ks)
+    fmt::print("{:<100} {:<7} {:>4} {:>7} {:>6} {:>6} {:>4.0f}% {:>6}\n", k.key.name, k.key.arch,
+               k.registers, k.smem_bytes, k.stack_bytes, k.spill_bytes, 100 * k.occupancy,
+               is_stale(k, cv) ? "stale" : "ok");
+  fmt::print("{} kernels in {}\n", ks.size(), c.path());
+}
+
+void run_show(const InspectOptions& o) {
+  cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
+  const std::string cv = current_compiler_version();
+  std::vector<cache::StoredKernel> matches;
+  for (auto& k : c.list_kernels({})) if (k.key.name == o.name) matches.push_back(k);
+  if (matches.empty()) throw Error("inspect show", fmt::format("no kernel named '{}' in {}", o.name, c.path()));
+  // Prefer the entry this build would use; else the newest.
+  const cache::StoredKernel* pick = &matches.back();
+  for (const auto& k : matches) if (!is_stale(k, cv)) pick = &k;
+  const auto full = c.get_kernel(pick->id);
+  if (!full) throw Error("inspect show", "the entry vanished while reading");
+  const cache::StoredKernel& k = *full;
+  ResourceReport rep = ResourceReport::from_json(nlohmann::json::parse(k.report_json));
+  if (o.json) {
+    nlohmann::json j = summary_json(k, is_stale(k, cv));
+    j["report"] = rep.to_json();
+    j["options"] = k.options;
+    j["source"] = k.source;
+    j["entry"] = k.entry;
+    j["lowered_name"] = k.lowered_name;
+    j["ptx"] = k.ir;
+    j["sass"] = k.isa;
+    j["log"] = k.log;
+    j["binary_sha256"] = k.binary_sha256;
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("name      {}\narch      {}\ncompiler  {}\ngenerator {}\nfamily    {}\nproblem   {}\nconfig    {}\n"
+             "entry     {}\nsymbol    {}\noptions   {}\nbinary    {} bytes, sha256 {}\nstatus    {}\n\n",
+             k.key.name, k.key.arch, k.key.compiler_version, k.key.generator_hash, k.family,
+             k.problem_key, k.config, k.entry, k.lowered_name, fmt::join(k.options, " "),
+             k.binary.size(), k.binary_sha256, is_stale(k, cv) ? "stale (another compiler or template version)" : "ok");
+  fmt::print("== report ==\n{}\n", rep.to_text());
+  fmt::print("== source ==\n{}\n", k.source);
+  fmt::print("== compiler log ==\n{}\n", k.log);
+  fmt::print("== PTX ==\n{}\n", k.ir);
+  if (k.isa.empty())
+    fmt::print("== SASS ==\nunavailable: {}\n", rep.sass_note.empty() ? "not recorded" : rep.sass_note);
+  else
+    fmt::print("== SASS ==\n{}\n", k.isa);
+}
+
+struct Finding {
+  std::string severity, name, what;
+};
+
+void run_audit(const InspectOptions& o) {
+  cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
+  const std::string cv = current_compiler_version();
+  std::vector<Finding> findings;
+  const cache::Cache::Audit a = c.audit();
+  if (a.integrity != "ok") findings.push_back({"error", "(database)", "integrity check: " + a.integrity});
+  const auto ks = select(c, o.filter, false);
+  for (int64_t id : a.hash_mismatch) {
+    std::string name = fmt::format("id {}", id);
+    for (const auto& k : ks) if (k.id == id) name = k.key.name;
+    findings.push_back({"error", name, "stored binary does not match its sha256: it will never be loaded"});
+  }
+  for (const auto& k : ks) {
+    if (k.spill_bytes > 0) findings.push_back({"warning", k.key.name, fmt::format("spills {} bytes", k.spill_bytes)});
+    if (k.stack_bytes > 0) findings.push_back({"warning", k.key.name, fmt::format("uses {} bytes of local memory (stack frame)", k.stack_bytes)});
+    if (k.registers >= 255) findings.push_back({"warning", k.key.name, "at the register limit (255)"});
+    if (k.registers < 0 || k.smem_bytes < 0) findings.push_back({"warning", k.key.name, "resource report incomplete"});
+    if (!k.report_json.empty()) {
+      const ResourceReport rep = ResourceReport::from_json(nlohmann::json::parse(k.report_json));
+      if (!rep.consistent) findings.push_back({"warning", k.key.name, "ptxas log and CUBIN disagree: " + fmt::format("{}", fmt::join(rep.notes, "; "))});
+      if (rep.occupancy > 0 && rep.occupancy < 0.25)
+        findings.push_back({"warning", k.key.name, fmt::format("occupancy {:.0f}% (limited by {})", 100 * rep.occupancy, rep.occupancy_limiter)});
+    }
+    if (is_stale(k, cv)) findings.push_back({"info", k.key.name, "stale: made by another compiler or template version; lookups skip it"});
+  }
+  int errors = 0;
+  if (o.json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& f : findings) arr.push_back({{"severity", f.severity}, {"name", f.name}, {"finding", f.what}});
+    fmt::print("{}\n", nlohmann::json{{"kernels", ks.size()}, {"integrity", a.integrity}, {"findings", arr}}.dump(2));
+  } else {
+    for (const auto& f : findings) fmt::print("{:<8} {}: {}\n", f.severity, f.name, f.what);
+  }
+  for (const auto& f : findings) errors += f.severity == "error";
+  if (!o.json)
+    fmt::print("audited {} kernels in {}: integrity {}, {} hash mismatches, {} findings\n", ks.size(),
+               c.path(), a.integrity, a.hash_mismatch.size(), findings.size());
+  if (errors > 0) throw CLI::RuntimeError(1);
+}
+
+}  // namespace
+
+void setup_inspect(CLI::App& app) {
+  auto opts = std::make_shared<InspectOptions>();
+  CLI::App* cmd = app.add_subcommand("inspect", "list, show and audit cache entries (read-only)");
+  cmd->add_option("--cache", opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
+  cmd->add_option("--filter", opts->filter, "only kernels whose name matches this regex");
+  cmd->add_flag("--json", opts->json, "print JSON");
+  cmd->require_subcommand(0, 1);
+  CLI::App* list = cmd->add_subcommand("list", "a table of entries: registers, smem, spills, occupancy (default)");
+  CLI::App* show = cmd->add_subcommand("show", "one entry: config, report, source, PTX and SASS");
+  show->add_option("name", opts->name, "kernel name")->required();
+  CLI::App* audit = cmd->add_subcommand("audit", "flag spills, local memory, register/occupancy limits, hash mismatches");
+  for (CLI::App* sub : {list, show, audit}) {
+    sub->add_option("--cache", opts->cache, "cache file");
+    sub->add_option("--filter", opts->filter, "only kernels whose name matches this regex");
+    sub->add_flag("--json", opts->json, "print JSON");
+  }
+  list->callback([opts] { run_list(*opts); });
+  show->callback([opts] { run_show(*opts); });
+  audit->callback([opts] { run_audit(*opts); });
+  cmd->callback([cmd, opts] {
+    if (cmd->get_subcommands().empty()) run_list(*opts);
+  });
+}
+
+}  // namespace i8g::cli
