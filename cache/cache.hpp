@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <ostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ struct BinaryKey {
   std::string arch;              // "sm_90a" (keeps the a suffix), later "gfx90a"
   std::string compiler_version;  // "nvrtc 13.0"
   std::string generator_hash;    // sha256 of generator + templates
+  std::string to_string() const;  // "name [sm_90a, nvrtc 13.0, gen 0123abcd...]" (for people)
   bool operator==(const BinaryKey& o) const;
   bool operator!=(const BinaryKey& o) const { return !(*this == o); }
 };
@@ -55,6 +57,7 @@ struct TuneKey {
   std::string compiler_version;
   std::string driver_version;
   std::string generator_hash;
+  std::string to_string() const;  // one line, every field named (for people)
   bool operator==(const TuneKey& o) const;
   bool operator!=(const TuneKey& o) const { return !(*this == o); }
 };
@@ -95,6 +98,8 @@ struct Current {
   std::string gpu_name;        // timings and winners only
 };
 
+// One SQLite connection. Safe to share between threads (calls are serialized); a forked child
+// must open its own Cache. Many processes may write one file at once.
 class Cache {
  public:
   enum class Mode { read_only, read_write };
@@ -151,5 +156,8 @@ class Cache {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+std::ostream& operator<<(std::ostream& os, const BinaryKey& k);
+std::ostream& operator<<(std::ostream& os, const TuneKey& k);
 
 }  // namespace i8g::cache

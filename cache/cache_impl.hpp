@@ -2,6 +2,7 @@
 #pragma once
 #include <ctime>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "cache/cache.hpp"
@@ -10,6 +11,7 @@
 namespace i8g::cache {
 
 struct Cache::Impl {
+  std::mutex mu;  // one connection, used by one call at a time: a Cache may be shared by threads
   std::string path;
   Mode mode = Mode::read_only;
   int schema = 0;

@@ -132,6 +132,7 @@ std::string sha256_hex(const void* data, size_t size) {
 }
 
 int64_t Cache::put_kernel(const StoredKernel& k) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::put_kernel");
   if (k.key.name.empty() || k.key.arch.empty())
     throw Error("i8g::cache::Cache::put_kernel", "kernel key needs a name and an arch");
@@ -162,6 +163,7 @@ int64_t Cache::put_kernel(const StoredKernel& k) {
 }
 
 std::optional<StoredKernel> Cache::get_kernel(const BinaryKey& key) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   sql::Stmt s(*impl_->db,
               select_sql(true, "WHERE name=? AND arch=? AND compiler_version=? AND generator_hash=?").c_str());
   s.bind(1, key.name).bind(2, key.arch).bind(3, key.compiler_version).bind(4, key.generator_hash);
@@ -170,6 +172,7 @@ std::optional<StoredKernel> Cache::get_kernel(const BinaryKey& key) {
 }
 
 std::optional<StoredKernel> Cache::get_kernel(int64_t id) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   sql::Stmt s(*impl_->db, select_sql(true, "WHERE id=?").c_str());
   s.bind(1, id);
   if (!s.step()) return std::nullopt;
@@ -183,6 +186,7 @@ std::vector<StoredKernel> Cache::list_kernels(const ListFilter& f) {
   } catch (const std::regex_error& e) {
     throw Error("i8g::cache::Cache::list_kernels", "bad name regex '" + f.name_regex + "': " + e.what());
   }
+  std::lock_guard<std::mutex> lock(impl_->mu);
   std::vector<StoredKernel> out;
   // Filter on the name first; the row's other columns are only read for names that match.
   sql::Stmt s(*impl_->db, select_sql(f.with_blobs, "ORDER BY name, arch, compiler_version, generator_hash, id").c_str());
@@ -194,6 +198,7 @@ std::vector<StoredKernel> Cache::list_kernels(const ListFilter& f) {
 }
 
 Cache::Audit Cache::audit() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   Audit a;
   try {
     sql::Stmt check(*impl_->db, "PRAGMA integrity_check");

@@ -247,6 +247,8 @@ Cache::Cache(const std::string& path, Mode mode) : impl_(std::make_unique<Impl>(
   int flags = mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
   impl_->db = std::make_unique<sql::Db>(path, flags);  // never SQLITE_OPEN_CREATE
   sql::Db& db = *impl_->db;
+  if (mode == Mode::read_write && sqlite3_db_readonly(db.handle(), "main") == 1)
+    fail_open(path, "is not writable by this user (open it read-only to use it)");
   Identity id;
   try {
     id = identify(db);
@@ -288,5 +290,18 @@ bool TuneKey::operator==(const TuneKey& o) const {
          sm_count == o.sm_count && gpu_name == o.gpu_name && compiler_version == o.compiler_version &&
          driver_version == o.driver_version && generator_hash == o.generator_hash;
 }
+
+std::string BinaryKey::to_string() const {
+  return name + " [" + arch + ", " + compiler_version + ", gen " + generator_hash.substr(0, 12) + "]";
+}
+
+std::string TuneKey::to_string() const {
+  return problem_key + " m_bucket=" + std::to_string(m_bucket) + " arch=" + arch +
+         " sm_count=" + std::to_string(sm_count) + " gpu='" + gpu_name + "' compiler='" +
+         compiler_version + "' driver=" + driver_version + " gen=" + generator_hash.substr(0, 12);
+}
+
+std::ostream& operator<<(std::ostream& os, const BinaryKey& k) { return os << k.to_string(); }
+std::ostream& operator<<(std::ostream& os, const TuneKey& k) { return os << k.to_string(); }
 
 }  // namespace i8g::cache

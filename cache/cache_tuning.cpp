@@ -91,6 +91,7 @@ Winner read_winner(const sql::Stmt& s) {
 }  // namespace
 
 void Cache::put_timings(const std::vector<Timing>& ts) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::put_timings");
   for (const Timing& t : ts)
     if (t.status != "ok" && t.status != "rejected" && t.status != "failed")
@@ -121,6 +122,7 @@ void Cache::put_timings(const std::vector<Timing>& ts) {
 }
 
 std::vector<Timing> Cache::timings(const TuneKey& key) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   sql::Stmt s(*impl_->db, timing_select(kKeyMatch).c_str());
   bind_key(s, 1, key);
   std::vector<Timing> out;
@@ -129,6 +131,7 @@ std::vector<Timing> Cache::timings(const TuneKey& key) {
 }
 
 std::vector<Timing> Cache::timings_for_kernel(int64_t kernel_id) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   sql::Stmt s(*impl_->db, timing_select("kernel_id=?").c_str());
   s.bind(1, kernel_id);
   std::vector<Timing> out;
@@ -137,6 +140,7 @@ std::vector<Timing> Cache::timings_for_kernel(int64_t kernel_id) {
 }
 
 void Cache::put_winner(const Winner& w) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::put_winner");
   sql::Db& db = *impl_->db;
   sql::WriteTxn txn(db);
@@ -160,6 +164,7 @@ void Cache::put_winner(const Winner& w) {
 }
 
 std::optional<Winner> Cache::get_winner(const TuneKey& key) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   sql::Stmt s(*impl_->db, winner_select((std::string("WHERE ") + kKeyMatch).c_str()).c_str());
   bind_key(s, 1, key);
   if (!s.step()) return std::nullopt;
@@ -167,6 +172,7 @@ std::optional<Winner> Cache::get_winner(const TuneKey& key) {
 }
 
 std::vector<Winner> Cache::list_winners() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   sql::Stmt s(*impl_->db, winner_select((std::string("ORDER BY ") + kKeyColumns).c_str()).c_str());
   std::vector<Winner> out;
   while (s.step()) out.push_back(read_winner(s));
@@ -178,6 +184,7 @@ int64_t Cache::remove_stale(const std::string& compiler_version, const std::stri
 }
 
 int64_t Cache::remove_stale(const Current& c) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::remove_stale");
   // An empty current value would match nothing and wipe the whole cache: refuse it.
   if (c.compiler_version.empty() || c.generator_hash.empty())

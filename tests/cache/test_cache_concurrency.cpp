@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <map>
+#include <thread>
 
 #include "cache/cache.hpp"
 #include "cache_test_util.hpp"
@@ -111,6 +112,29 @@ TEST(CacheConcurrency, EightWritersOnAnExistingFileStoreEveryEntryOnce) {
   auto codes = run_writers(path);
   for (int child = 0; child < kChildren; ++child) EXPECT_EQ(codes[child], 0) << "child " << child;
   expect_all_present_once(path);
+}
+
+TEST(CacheConcurrency, ThreadsSharingOneCacheStoreEveryEntryOnce) {
+  TempDir dir;
+  Cache c(dir.file("cache.sqlite"), Cache::Mode::read_write);
+  std::vector<std::thread> threads;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        for (int i = 0; i < 10; ++i) {
+          c.put_kernel(make_kernel(kernel_name(t, i), t * 100 + i));
+          c.put_kernel(make_kernel("i8g_shared", 1));
+          if (c.list_kernels().empty()) ++failures[t];
+        }
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+        ++failures[t];
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures, std::vector<int>(4, 0));
+  EXPECT_EQ(c.list_kernels().size(), 41u);
 }
 
 }  // namespace

@@ -199,6 +199,17 @@ TEST(CacheFiles, EmptyExistingFileBecomesACacheOnlyWhenWritable) {
   EXPECT_EQ(c.list_kernels().size(), 1u);
 }
 
+TEST(CacheFiles, WriteProtectedFileOpensReadOnlyButNotReadWrite) {
+  if (geteuid() == 0) GTEST_SKIP() << "root ignores file permissions";
+  TempDir dir;
+  std::string path = dir.file("c.sqlite");
+  { Cache(path, Cache::Mode::read_write).put_kernel(make_kernel("k")); }
+  ASSERT_EQ(chmod(path.c_str(), 0444), 0);
+  EXPECT_THROW(Cache(path, Cache::Mode::read_write), Error);
+  Cache c(path, Cache::Mode::read_only);
+  EXPECT_TRUE(c.get_kernel(make_key("k")));
+}
+
 TEST(CacheFiles, DirectoryInsteadOfAFileIsRefused) {
   TempDir dir;
   EXPECT_THROW(Cache(dir.path(), Cache::Mode::read_write), Error);

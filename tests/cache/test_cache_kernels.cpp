@@ -238,6 +238,11 @@ TEST(CacheKernels, RemoveStaleDropsOtherCompilersAndGenerators) {
   EXPECT_EQ(c.remove_stale(cur.key.compiler_version, cur.key.generator_hash), 0);
 }
 
+TEST(CacheKernels, KeysPrintThemselves) {
+  EXPECT_EQ(make_key("k").to_string(), "k [sm_90a, nvrtc 13.0, gen aaaaaaaaaaaa]");
+  EXPECT_NE(make_tune_key().to_string().find("gpu='NVIDIA H200'"), std::string::npos);
+}
+
 TEST(CacheKernels, Sha256MatchesAKnownVector) {
   EXPECT_EQ(sha256_hex("abc", 3), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
