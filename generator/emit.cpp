@@ -1,6 +1,8 @@
 // Source text for one kernel: an include of the family's template and one instantiation.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "generator/error.hpp"
 #include "generator/generator.hpp"
 
@@ -44,6 +46,26 @@ Source emit(const KernelSpec& spec) {
       break;
   }
   throw Error("emit", fmt::format("family {} has no template yet", to_string(spec.config.family)));
+}
+
+Source emit_utility(const std::string& arch) {
+  std::string a = arch;
+  a.erase(std::remove(a.begin(), a.end(), '_'), a.end());
+  Source src;
+  src.name = fmt::format("i8g_{}_utility", a);
+  src.entry = "i8g_colsum_nk";
+  src.code = fmt::format("// {}\n#define I8G_UTILITY_MODULE\n#include \"utility.cuh\"\n", src.name);
+  return src;
+}
+
+std::vector<int64_t> m_buckets(int64_t max_m) {
+  std::vector<int64_t> out;
+  for (int64_t b : {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 3072, 4096, 8192}) {
+    out.push_back(b);
+    if (b >= max_m) return out;
+  }
+  out.push_back(max_m);
+  return out;
 }
 
 LaunchShape launch_shape(const KernelSpec& spec, int64_t m) {

@@ -23,6 +23,14 @@ KernelConfig heuristic_default(const GemmProblem& problem, const Target& target,
 // Source for one kernel: an include of its family's template plus one instantiation.
 Source emit(const KernelSpec& spec);
 
+// The utility module for `arch`: weight column sums and activation quantization, as plain C
+// entry points (i8g_colsum_nk, i8g_quantize_rows_bf16_sym, ...).
+Source emit_utility(const std::string& arch);
+
+// M buckets for prepare and tuning: 1, 2, 4, ..., 8192 with 3072, each covering the M up to
+// it; beyond 8192, max_m itself. Only buckets needed for M in [1, max_m].
+std::vector<int64_t> m_buckets(int64_t max_m);
+
 // Grid, block and dynamic shared memory for a launch over `m` rows.
 LaunchShape launch_shape(const KernelSpec& spec, int64_t m);
 

@@ -1,0 +1,113 @@
+/* i8gemm: INT8 W8A8 GEMM with a fused dequant epilogue, for serving code.
+ *
+ *   out[M,N] = ((float(x_q . w_q^T - zp_x * colsum_w) * s_x) * s_w) (+ bias)
+ *
+ * Prepare before capture, run inside:
+ *   i8gemm_create(0, NULL, &ctx);                    default cache, device 0
+ *   i8gemm_prepare(ctx, &problem, 4096);             loads or compiles every kernel for M <= 4096
+ *   ... cudaStreamBeginCapture(stream) ...
+ *   i8gemm_run(ctx, &problem, &args, stream);        one asynchronous launch, no sync, no alloc
+ *
+ * Every function returns a status and never throws; i8gemm_last_error() says what was wrong,
+ * in words, for the calling thread. Several threads may use one context at once.
+ * The formulas, rounding and limits are in docs/quantization.md. */
+#ifndef I8GEMM_H
+#define I8GEMM_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define I8GEMM_API __attribute__((visibility("default")))
+
+typedef enum {
+  I8GEMM_SUCCESS = 0,
+  I8GEMM_ERROR_INVALID_ARGUMENT = 1, /* null/misaligned pointer, bad shape, m out of range */
+  I8GEMM_ERROR_NO_DEVICE = 2,        /* no CUDA driver or device */
+  I8GEMM_ERROR_UNSUPPORTED = 3,      /* problem or option not supported on this device */
+  I8GEMM_ERROR_NOT_PREPARED = 4,     /* run/quantize of something prepare did not cover */
+  I8GEMM_ERROR_COMPILE = 5,          /* JIT compilation failed (log in last_error) */
+  I8GEMM_ERROR_CACHE = 6,            /* cache file unusable */
+  I8GEMM_ERROR_CUDA = 7,             /* a CUDA driver call failed */
+  I8GEMM_ERROR_INTERNAL = 8
+} i8gemm_status;
+
+typedef enum { I8GEMM_WEIGHT_NK = 0, I8GEMM_WEIGHT_KN = 1 } i8gemm_weight_layout;
+typedef enum {
+  I8GEMM_SCALE_PER_TENSOR = 0,
+  I8GEMM_SCALE_PER_TOKEN = 1,   /* activations: one scale per row m */
+  I8GEMM_SCALE_PER_CHANNEL = 2  /* weights: one scale per output column n */
+} i8gemm_scale;
+typedef enum { I8GEMM_OUT_BF16 = 0, I8GEMM_OUT_F16 = 1, I8GEMM_OUT_F32 = 2, I8GEMM_OUT_I32 = 3 } i8gemm_out;
+typedef enum { I8GEMM_IN_BF16 = 0, I8GEMM_IN_F16 = 1, I8GEMM_IN_F32 = 2 } i8gemm_in;
+
+typedef struct {
+  int64_t n;
+  int64_t k;
+  i8gemm_weight_layout weight_layout;
+  i8gemm_scale act_scale;    /* PER_TENSOR or PER_TOKEN */
+  i8gemm_scale weight_scale; /* PER_TENSOR or PER_CHANNEL */
+  i8gemm_out out;
+  int has_bias;              /* fp32 bias[n] */
+  int asymmetric;            /* int32 activation zero points */
+} i8gemm_problem;
+
+typedef struct {
+  int64_t m;
+  const int8_t* x;             /* [M,K] row-major */
+  const int8_t* w;             /* [N,K] or [K,N] row-major */
+  const float* x_scale;        /* [1] or [M]; unused for I32 output */
+  const float* w_scale;        /* [1] or [N]; unused for I32 output */
+  const float* bias;           /* [N] when has_bias */
+  const int32_t* x_zero_point; /* [1] or [M] (as act_scale) when asymmetric */
+  const int32_t* w_colsum;     /* [N] from i8gemm_weight_colsum, when asymmetric */
+  void* out;                   /* [M,N] row-major */
+} i8gemm_args;
+
+typedef struct i8gemm_context i8gemm_context;
+
+/* cache_path NULL: $I8GEMM_CACHE, else ~/.cache/i8gemm/cache.sqlite. */
+I8GEMM_API i8gemm_status i8gemm_create(int device, const char* cache_path, i8gemm_context** out);
+I8GEMM_API void i8gemm_destroy(i8gemm_context* ctx);
+
+/* Loads from the cache, or JIT-compiles with the heuristic default, every kernel that runs for
+ * M in [1, max_m], and the utility kernels (quantize, colsum). Call it before any capture. */
+I8GEMM_API i8gemm_status i8gemm_prepare(i8gemm_context* ctx, const i8gemm_problem* problem,
+                                        int64_t max_m);
+
+/* out = the operator above, on `stream` (a CUstream / cudaStream_t; NULL = default stream).
+ * Never compiles, allocates or synchronizes; graph-capture safe. m == 0 is a no-op. */
+I8GEMM_API i8gemm_status i8gemm_run(i8gemm_context* ctx, const i8gemm_problem* problem,
+                                    const i8gemm_args* args, void* stream);
+
+/* colsum[n] = sum_k w(n,k), for asymmetric activations; once per weight. */
+I8GEMM_API i8gemm_status i8gemm_weight_colsum(i8gemm_context* ctx, const i8gemm_problem* problem,
+                                              const int8_t* w, int32_t* colsum, void* stream);
+
+/* Quantizes x[M,K] (bf16/f16/f32, row-major) to int8 with per-token ([M] scales) or
+ * per-tensor ([1]) scales; asymmetric also writes zero points ([M] or [1]). Formulas in
+ * docs/quantization.md. Graph-capture safe once i8gemm_prepare has run on this context. */
+typedef struct {
+  int64_t m;
+  int64_t k;
+  i8gemm_in in_type;
+  const void* x;
+  i8gemm_scale granularity; /* PER_TOKEN or PER_TENSOR */
+  int asymmetric;
+  int8_t* x_q;          /* [M,K] */
+  float* scale;         /* [M] or [1] */
+  int32_t* zero_point;  /* [M] or [1] when asymmetric, else may be NULL */
+} i8gemm_quantize_args;
+I8GEMM_API i8gemm_status i8gemm_quantize(i8gemm_context* ctx, const i8gemm_quantize_args* args,
+                                         void* stream);
+
+/* The calling thread's last error, in words ("" after a success). */
+I8GEMM_API const char* i8gemm_last_error(void);
+I8GEMM_API const char* i8gemm_status_string(i8gemm_status status);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* I8GEMM_H */

@@ -1,0 +1,88 @@
+// The engine behind the C ABI: one device, its loaded kernels, prepare and the run path.
+// Prepare does all compiling, loading and allocating; run is a table lookup, argument checks
+// and one asynchronous launch on the caller's stream.
+#pragma once
+#include <cuda.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "generator/error.hpp"
+#include "generator/types.hpp"
+#include "templates/i8g_args.h"
+
+namespace i8g {
+
+// An Error that carries the C ABI status it maps to.
+class ApiError : public Error {
+ public:
+  ApiError(int status, std::string where, std::string what)
+      : Error(std::move(where), std::move(what)), status_(status) {}
+  int status() const { return status_; }
+ private:
+  int status_;
+};
+
+struct DeviceInfo {
+  int ordinal = 0;
+  CUdevice device = 0;
+  std::string name;
+  int cc = 0;  // major*10+minor
+  std::string driver_version;  // "13.0"
+  Target target;               // arch (sm_90a on cc 9.0) and the device's real budgets
+};
+
+// Queries device `ordinal`; throws ApiError (NO_DEVICE / UNSUPPORTED).
+DeviceInfo query_device(int ordinal);
+
+struct QuantizeRequest {
+  int64_t m = 0, k = 0;
+  int in_type = 0;  // 0 bf16, 1 f16, 2 f32
+  const void* x = nullptr;
+  bool per_token = true;
+  bool asymmetric = false;
+  int8_t* x_q = nullptr;
+  float* scale = nullptr;
+  int32_t* zero_point = nullptr;
+};
+
+class Engine {
+ public:
+  Engine(int device, const std::string& cache_path);  // cache_path empty: the default
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const DeviceInfo& device() const { return dev_; }
+  void prepare(const GemmProblem& p, int64_t max_m);
+  void run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const;
+  void weight_colsum(const GemmProblem& p, const int8_t* w, int32_t* colsum, CUstream stream);
+  void quantize(const QuantizeRequest& q, CUstream stream);
+  // The kernel name run() would launch for m rows (for tests and `bench`), or "" if unprepared.
+  std::string kernel_for(const GemmProblem& p, int64_t m) const;
+
+ private:
+  struct Module;
+  struct Loaded;
+  struct Prepared;
+  const Loaded& load(const KernelSpec& spec);  // from the cache or JIT; caller holds mu_
+  void ensure_utility();                       // caller holds mu_
+  CUfunction utility(const char* name) const;
+  void check_stream(CUstream stream) const;
+  void check_pointer(const void* p, size_t align, const char* what) const;
+
+  DeviceInfo dev_;
+  CUcontext ctx_ = nullptr;
+  std::string cache_path_;
+  std::string cache_warning_;
+  mutable std::shared_mutex mu_;
+  std::map<std::string, std::unique_ptr<Loaded>> loaded_;      // by kernel name
+  std::map<std::string, std::unique_ptr<Prepared>> prepared_;  // by problem key
+  std::unique_ptr<Module> utility_;
+};
+
+}  // namespace i8g

@@ -1,0 +1,195 @@
+// Utility kernels beside the GEMM: weight column sums (for asymmetric activations) and
+// activation quantization (docs/quantization.md has the formulas these follow exactly).
+#pragma once
+
+namespace i8g {
+
+enum { kInBF16 = 0, kInF16 = 1, kInF32 = 2 };
+
+template <int IN>
+__device__ __forceinline__ float load_in(const void* x, long long i) {
+  if constexpr (IN == kInF32) {
+    return static_cast<const float*>(x)[i];
+  } else if constexpr (IN == kInBF16) {
+    return __uint_as_float(unsigned(static_cast<const unsigned short*>(x)[i]) << 16);
+  } else {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(static_cast<const unsigned short*>(x)[i]));
+    return f;
+  }
+}
+
+// colsum[n] = sum_k w(n,k). [N,K]: one warp per n; [K,N]: one thread per n (coalesced).
+template <int LAYOUT>
+__device__ __forceinline__ void colsum_body(const signed char* w, int* colsum, long long N, long long K) {
+  if constexpr (LAYOUT == 0) {
+    const long long n = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    if (n >= N) return;
+    int s = 0;
+    for (long long k = threadIdx.x % 32; k < K; k += 32) s += w[n * K + k];
+    for (int o = 16; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (threadIdx.x % 32 == 0) colsum[n] = s;
+  } else {
+    const long long n = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (n >= N) return;
+    int s = 0;
+    for (long long k = 0; k < K; ++k) s += w[k * N + n];
+    colsum[n] = s;
+  }
+}
+
+// Order-preserving map of floats onto unsigned ints, so atomicMax/atomicMin can reduce them.
+__device__ __forceinline__ unsigned float_order(float f) {
+  const unsigned b = __float_as_uint(f);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+__device__ __forceinline__ float float_unorder(unsigned u) {
+  return __uint_as_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
+}
+
+// Scale (and zero point) from the range [lo, hi] that always contains 0.
+template <int ASYM>
+__device__ __forceinline__ void scale_from_range(float lo, float hi, float* s, int* z) {
+  if constexpr (ASYM) {
+    lo = fminf(lo, 0.0f);
+    hi = fmaxf(hi, 0.0f);
+    const float sc = hi > lo ? __fdiv_rn(__fsub_rn(hi, lo), 255.0f) : 1.0f;
+    *s = sc;
+    *z = max(-128, min(127, -128 - __float2int_rn(__fdiv_rn(lo, sc))));
+  } else {
+    const float amax = fmaxf(-lo, hi);
+    *s = amax > 0.0f ? __fdiv_rn(amax, 127.0f) : 1.0f;
+    *z = 0;
+  }
+}
+
+template <int ASYM>
+__device__ __forceinline__ signed char quantize_one(float x, float s, int z) {
+  const int q = __float2int_rn(__fdiv_rn(x, s)) + z;
+  return (signed char)(ASYM ? max(-128, min(127, q)) : max(-127, min(127, q)));
+}
+
+// Per token: one block per row; block-wide min/max, then the row's quantization.
+template <int IN, int ASYM>
+__device__ __forceinline__ void quantize_rows_body(const void* x, signed char* q, float* scale,
+                                                   int* zero_point, long long K) {
+  __shared__ float lo_s[8], hi_s[8];
+  const long long row = blockIdx.x;
+  const void* xr = x;
+  float lo = 0.0f, hi = 0.0f;
+  for (long long k = threadIdx.x; k < K; k += blockDim.x) {
+    const float v = load_in<IN>(xr, row * K + k);
+    lo = fminf(lo, v);
+    hi = fmaxf(hi, v);
+  }
+  for (int o = 16; o > 0; o /= 2) {
+    lo = fminf(lo, __shfl_xor_sync(0xffffffffu, lo, o));
+    hi = fmaxf(hi, __shfl_xor_sync(0xffffffffu, hi, o));
+  }
+  if (threadIdx.x % 32 == 0) {
+    lo_s[threadIdx.x / 32] = lo;
+    hi_s[threadIdx.x / 32] = hi;
+  }
+  __syncthreads();
+  lo = lo_s[0];
+  hi = hi_s[0];
+  for (int i = 1; i < (int)blockDim.x / 32; ++i) {
+    lo = fminf(lo, lo_s[i]);
+    hi = fmaxf(hi, hi_s[i]);
+  }
+  float s;
+  int z;
+  scale_from_range<ASYM>(lo, hi, &s, &z);
+  if (threadIdx.x == 0) {
+    scale[row] = s;
+    if (ASYM) zero_point[row] = z;
+  }
+  for (long long k = threadIdx.x; k < K; k += blockDim.x)
+    q[row * K + k] = quantize_one<ASYM>(load_in<IN>(xr, row * K + k), s, z);
+}
+
+// Per tensor, three steps on the caller's stream, with the outputs as reduction slots (no
+// workspace): scale[0] <- ordered max (max|x| when symmetric), zero_point[0] <- ordered min
+// (asymmetric only); one thread turns them into s and z; then every element is quantized.
+// The caller first sets scale[0] to 0 and zero_point[0] to 0xffffffff.
+template <int IN, int ASYM>
+__device__ __forceinline__ void range_body(const void* x, unsigned* hi_slot, unsigned* lo_slot, long long total) {
+  float lo = 0.0f, hi = 0.0f;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+       i += (long long)gridDim.x * blockDim.x) {
+    const float v = load_in<IN>(x, i);
+    lo = fminf(lo, v);
+    hi = fmaxf(hi, ASYM ? v : fabsf(v));
+  }
+  for (int o = 16; o > 0; o /= 2) {
+    lo = fminf(lo, __shfl_xor_sync(0xffffffffu, lo, o));
+    hi = fmaxf(hi, __shfl_xor_sync(0xffffffffu, hi, o));
+  }
+  if (threadIdx.x % 32 == 0) {
+    atomicMax(hi_slot, float_order(hi));
+    if (ASYM) atomicMin(lo_slot, float_order(lo));
+  }
+}
+
+template <int ASYM>
+__device__ __forceinline__ void finalize_range_body(float* scale, int* zero_point, const unsigned* hi_slot,
+                                      const unsigned* lo_slot) {
+  float s;
+  int z;
+  const float hi = float_unorder(*hi_slot);
+  scale_from_range<ASYM>(ASYM ? float_unorder(*lo_slot) : -hi, hi, &s, &z);
+  scale[0] = s;
+  if (ASYM) zero_point[0] = z;
+}
+
+template <int IN, int ASYM>
+__device__ __forceinline__ void quantize_tensor_body(const void* x, signed char* q, const float* scale,
+                                       const int* zero_point, long long total) {
+  const float s = scale[0];
+  const int z = ASYM ? zero_point[0] : 0;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+       i += (long long)gridDim.x * blockDim.x)
+    q[i] = quantize_one<ASYM>(load_in<IN>(x, i), s, z);
+}
+
+}  // namespace i8g
+
+// Plain C entry points (one module holds them all; the runtime looks them up by name).
+#ifdef I8G_UTILITY_MODULE
+#define I8G_COLSUM(L, NAME)                                                               \
+  extern "C" __global__ void __launch_bounds__(256)                                      \
+      NAME(const signed char* w, int* colsum, long long N, long long K) {                \
+    i8g::colsum_body<L>(w, colsum, N, K);                                                 \
+  }
+I8G_COLSUM(0, i8g_colsum_nk)
+I8G_COLSUM(1, i8g_colsum_kn)
+
+#define I8G_QUANT(IN, ASYM, SUFFIX)                                                       \
+  extern "C" __global__ void __launch_bounds__(256) i8g_quantize_rows_##SUFFIX(           \
+      const void* x, signed char* q, float* scale, int* zp, long long K) {                \
+    i8g::quantize_rows_body<IN, ASYM>(x, q, scale, zp, K);                                \
+  }                                                                                       \
+  extern "C" __global__ void __launch_bounds__(256) i8g_range_##SUFFIX(                   \
+      const void* x, unsigned* hi, unsigned* lo, long long total) {                       \
+    i8g::range_body<IN, ASYM>(x, hi, lo, total);                                          \
+  }                                                                                       \
+  extern "C" __global__ void __launch_bounds__(256) i8g_quantize_tensor_##SUFFIX(         \
+      const void* x, signed char* q, const float* scale, const int* zp, long long total) { \
+    i8g::quantize_tensor_body<IN, ASYM>(x, q, scale, zp, total);                          \
+  }
+I8G_QUANT(0, 0, bf16_sym)
+I8G_QUANT(1, 0, f16_sym)
+I8G_QUANT(2, 0, f32_sym)
+I8G_QUANT(0, 1, bf16_asym)
+I8G_QUANT(1, 1, f16_asym)
+I8G_QUANT(2, 1, f32_asym)
+
+extern "C" __global__ void i8g_finalize_range_sym(float* scale, int* zp, const unsigned* hi,
+                                                  const unsigned* lo) {
+  i8g::finalize_range_body<0>(scale, zp, hi, lo);
+}
+extern "C" __global__ void i8g_finalize_range_asym(float* scale, int* zp, const unsigned* hi,
+                                                   const unsigned* lo) {
+  i8g::finalize_range_body<1>(scale, zp, hi, lo);
+}
+#endif
