@@ -64,7 +64,7 @@ int to_int(uint32_t v) { return v > 0x7fffffffu ? -1 : static_cast<int>(v); }
 
 }  // namespace
 
-const CubinKernel* CubinInfo::find(const std::string& name) const {
+const CubinKernel* CubinInfo::find(const std::string& name) const& {
   for (const auto& k : kernels)
     if (k.name == name) return &k;
   return nullptr;

@@ -25,7 +25,8 @@ struct CubinInfo {
   int sm = 0;                     // from e_flags, e.g. 90 (the "a" suffix is not decoded)
   bool reserved_smem = false;     // has .nv.shared.reserved.0 (sm_90+ layout)
   std::vector<CubinKernel> kernels;
-  const CubinKernel* find(const std::string& name) const;  // nullptr when absent
+  const CubinKernel* find(const std::string& name) const&;  // nullptr when absent
+  const CubinKernel* find(const std::string& name) const&& = delete;  // would dangle
 };
 
 // The 1 KiB that sm_90+ CUBINs fold into each .nv.shared.<kernel> section.

@@ -27,8 +27,8 @@ TEST(CubinElf, ReadsRegistersStackAndSmemOfARealKernel) {
 
 TEST(CubinElf, SmemSectionMatchesPtxasBeforeSm90) {
   for (const char* arch : {"sm_75", "sm_80", "sm_86", "sm_89"}) {
-    const CubinKernel* k = read_cubin(test::compiled(test::dp4a_source(), arch).image).find(
-        "_Z11dp4a_kernelILi1024EEvPKiS1_Pii");
+    CubinInfo info = read_cubin(test::compiled(test::dp4a_source(), arch).image);
+    const CubinKernel* k = info.find("_Z11dp4a_kernelILi1024EEvPKiS1_Pii");
     ASSERT_NE(k, nullptr) << arch;
     EXPECT_EQ(k->shared_section_bytes, 4096) << arch;
     EXPECT_EQ(k->static_smem_bytes, 4096) << arch;
@@ -44,7 +44,8 @@ TEST(CubinElf, Sm90SmemSectionHoldsAReservedKiBThatIsSubtracted) {
   EXPECT_EQ(k->shared_section_bytes, 4096 + kCubinReservedSmemBytes);
   EXPECT_EQ(k->static_smem_bytes, 4096);
   // No smem and no barrier: no .nv.shared.<kernel> section at all.
-  const CubinKernel* p = read_cubin(test::compiled(test::plain_source(), "sm_90a").image).find("_Z12plain_kernelPi");
+  CubinInfo plain = read_cubin(test::compiled(test::plain_source(), "sm_90a").image);
+  const CubinKernel* p = plain.find("_Z12plain_kernelPi");
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->shared_section_bytes, 0);
   EXPECT_EQ(p->static_smem_bytes, 0);
