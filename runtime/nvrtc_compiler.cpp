@@ -18,7 +18,7 @@ void check(nvrtcResult r, const char* where, const std::string& what) {
 // Owns one nvrtcProgram; destroyed on every path, including exceptions.
 class Program {
  public:
-  Program(const Source& src) {
+  explicit Program(const Source& src) {
     const auto& files = embedded_templates();
     std::vector<const char*> texts, names;
     for (const auto& f : files) {

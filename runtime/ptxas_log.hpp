@@ -14,7 +14,7 @@ struct PtxasFunction {
   int spill_load_bytes = -1;
   int registers = -1;
   int barriers = -1;              // ptxas omits "used N barriers" on some archs/versions
-  int smem_bytes = -1;            // omitted by ptxas when 0; see ptxas_smem_or_zero
+  int smem_bytes = -1;            // ptxas omits "0 bytes smem": -1 here means 0 if registers >= 0
   int cmem0_bytes = -1;           // sm_90+ logs print no cmem[0]
   int cumulative_stack_bytes = -1;
 };
