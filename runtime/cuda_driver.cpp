@@ -23,23 +23,18 @@ Loaded load() {
     l.why = "no CUDA driver (libcuda.so.1 could not be opened)";
     return l;
   }
-  using GetProc = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
-  auto get_proc = reinterpret_cast<GetProc>(dlsym(lib, "cuGetProcAddress_v2"));
-  if (!get_proc) {
-    l.why = "the CUDA driver is too old (no cuGetProcAddress_v2; CUDA 12 or later is needed)";
-    return l;
-  }
+  // dlsym the exact symbol the header maps each name to (cuMemAlloc -> cuMemAlloc_v2), so
+  // every pointer has the ABI of the prototype it is called through. (cuGetProcAddress would
+  // hand out the newest version for CUDA_VERSION, e.g. the 3-argument cuStreamGetCtx_v2.)
   bool missing = false;
-#define I8G_DRIVER_FN(name)                                                                 \
-  {                                                                                         \
-    void* p = nullptr;                                                                      \
-    CUdriverProcAddressQueryResult q;                                                       \
-    if (get_proc(#name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &q) != CUDA_SUCCESS || \
-        !p) {                                                                               \
-      if (!missing) l.why = std::string("the CUDA driver lacks ") + #name;                  \
-      missing = true;                                                                       \
-    }                                                                                       \
-    l.driver.name = reinterpret_cast<decltype(l.driver.name)>(p);                           \
+#define I8G_STR2(x) #x
+#define I8G_STR(x) I8G_STR2(x)
+#define I8G_DRIVER_FN(name)                                                   \
+  {                                                                           \
+    void* p = dlsym(lib, I8G_STR(name));                                      \
+    if (!p && !missing) l.why = std::string("the CUDA driver lacks ") + I8G_STR(name); \
+    missing |= !p;                                                            \
+    l.driver.name = reinterpret_cast<decltype(l.driver.name)>(p);             \
   }
 #include "runtime/cuda_driver_fns.inc"
 #undef I8G_DRIVER_FN
