@@ -1,5 +1,6 @@
 #include "runtime/jit.hpp"
 
+#include <cstdio>
 #include <ctime>
 
 #include "generator/embedded.hpp"
@@ -63,10 +64,17 @@ std::vector<JitOutcome> compile_and_store(
   std::vector<size_t> todo_index;
   for (size_t i = 0; i < specs.size(); ++i) {
     out[i].spec = specs[i];
-    if (auto hit = cache.get_kernel(binary_key(specs[i], compiler))) {
-      out[i].status = JitOutcome::Status::cached;
-      out[i].kernel = std::move(*hit);
-      continue;
+    try {
+      if (auto hit = cache.get_kernel(binary_key(specs[i], compiler))) {
+        out[i].status = JitOutcome::Status::cached;
+        out[i].kernel = std::move(*hit);
+        continue;
+      }
+    } catch (const Error& e) {
+      // A damaged entry (its binary fails the hash check) is compiled again; put_kernel
+      // repairs it in place. Anything else is the caller's problem.
+      if (std::string(e.what()).find("sha256") == std::string::npos) throw;
+      std::fprintf(stderr, "i8gemm: warning: %s; compiling it again\n", e.what());
     }
     todo.push_back(emit(specs[i]));
     todo_index.push_back(i);

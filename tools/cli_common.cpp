@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -47,13 +48,23 @@ std::vector<NamedShape> ShapeFlags::resolve() const {
   std::vector<NamedShape> out;
   for (const std::string& s : shapes) out.push_back(parse_shape(s));
   if (!shapes_file.empty()) {
-    for (const NamedShape& s : parse_shapes_file(read_file(shapes_file))) out.push_back(s);
+    std::vector<NamedShape> from_file;
+    try {
+      from_file = parse_shapes_file(read_file(shapes_file));
+    } catch (const Error& e) {
+      throw Error("", fmt::format("{}: {}", shapes_file, e.what()));
+    }
+    for (const NamedShape& s : from_file) out.push_back(s);
   }
   if (out.empty()) throw Error("", "no shapes: give --shape NxK or --shapes FILE");
   return out;
 }
 
 std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw Error("", fmt::format("cannot read {}: {}", path,
+                                std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error("", fmt::format("cannot read {}", path));
   std::stringstream ss;

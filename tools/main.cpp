@@ -8,13 +8,28 @@
 int main(int argc, char** argv) {
   CLI::App app{"i8gemm: JIT-generated, autotuned INT8 W8A8 GEMM kernels with a SQLite cache"};
   app.require_subcommand(1);
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("i8gemm: error: ") + e.what() + "\n";
+  });
   app.set_version_flag("--version", "i8gemm 0.1.0");
   i8g::cli::setup_tune(app);
   i8g::cli::setup_inspect(app);
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      known |= sub->get_name() == argv[1];
+    if (!known) {
+      std::fprintf(stderr, "i8gemm: error: unknown command '%s' (commands: tune, inspect)\n", argv[1]);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a subcommand already reported its failure
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; usage errors print one line and exit 2.
+    return e.get_exit_code() == 0 ? app.exit(e) : (app.exit(e), 2);
   } catch (const i8g::Error& e) {
     std::fprintf(stderr, "i8gemm: error: %s\n", e.what());
     return 1;
