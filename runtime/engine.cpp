@@ -2,13 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include "cache/cache.hpp"
 #include "generator/generator.hpp"
 #include "i8gemm/i8gemm.h"
 #include "runtime/compiler.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "runtime/cublaslt.hpp"
+#include "runtime/device_buffer.hpp"
 #include "runtime/jit.hpp"
 
 namespace i8g {
@@ -84,10 +88,24 @@ struct Engine::Loaded {
   CUfunction fn = nullptr;
 };
 
+// A bucket won by cuBLASLt + dequant: descriptors are per M (made on first use, host only).
+struct Engine::LtBucket {
+  int algo = 0;
+  mutable std::mutex mu;
+  mutable std::map<int64_t, std::unique_ptr<LtGemm>> by_m;
+};
+
 struct Engine::Prepared {
+  struct Bucket {
+    int64_t max_m;              // covers m <= max_m
+    const Loaded* kernel;       // or null for a cuBLASLt bucket
+    std::unique_ptr<LtBucket> lt;
+  };
   GemmProblem problem;
   int64_t max_m = 0;
-  std::vector<std::pair<int64_t, const Loaded*>> buckets;  // (largest m, kernel), ascending
+  std::vector<Bucket> buckets;  // ascending
+  DeviceBuffer acc;             // int32 [max_m, N] for cuBLASLt buckets
+  DeviceBuffer lt_workspace;
 };
 
 namespace {
@@ -185,31 +203,40 @@ cache::StoredKernel fetch_or_compile(cache::Cache* c, const Compiler& compiler, 
 
 }  // namespace
 
-const Engine::Loaded& Engine::load(const KernelSpec& spec) {
+const Engine::Loaded& Engine::load(const KernelSpec& spec, cache::Cache* c) {
   const std::string name = spec.name();
   if (auto it = loaded_.find(name); it != loaded_.end()) return *it->second;
   const std::unique_ptr<Compiler> compiler = make_compiler(dev_.target);
-  std::unique_ptr<cache::Cache> c = open_cache(cache_path_, cache_warning_);
-  const cache::StoredKernel k = fetch_or_compile(c.get(), *compiler, emit(spec), spec, dev_.target);
+  const cache::StoredKernel k = fetch_or_compile(c, *compiler, emit(spec), spec, dev_.target);
   if (k.key.arch != dev_.target.arch)
     throw ApiError(I8GEMM_ERROR_INTERNAL, "i8gemm_prepare", "binary arch does not match the device");
   auto l = std::make_unique<Loaded>();
   l->spec = spec;
   l->module = std::make_unique<Module>(k.binary);
   l->fn = l->module->function(k.lowered_name);
+  const LaunchShape shape = launch_shape(spec, 1);
+  if (shape.dynamic_smem > 48 * 1024)
+    check_cu(driver().cuFuncSetAttribute(l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         int(shape.dynamic_smem)),
+             "cuFuncSetAttribute");
   return *loaded_.emplace(name, std::move(l)).first->second;
 }
 
-void Engine::ensure_utility() {
+void Engine::ensure_utility(cache::Cache* c) {
   if (utility_) return;
   const std::unique_ptr<Compiler> compiler = make_compiler(dev_.target);
-  std::unique_ptr<cache::Cache> c = open_cache(cache_path_, cache_warning_);
   const cache::StoredKernel k =
-      fetch_or_compile(c.get(), *compiler, emit_utility(dev_.target.arch), std::nullopt, dev_.target);
+      fetch_or_compile(c, *compiler, emit_utility(dev_.target.arch), std::nullopt, dev_.target);
   utility_ = std::make_unique<Module>(k.binary);
 }
 
 CUfunction Engine::utility(const char* name) const { return utility_->function(name); }
+
+cache::TuneKey tune_key(const DeviceInfo& dev, const std::string& compiler_version,
+                        const GemmProblem& p, int64_t m_bucket) {
+  return {p.key(), m_bucket, dev.target.arch, dev.target.sm_count, dev.name, compiler_version,
+          dev.driver_version, generator_hash()};
+}
 
 void Engine::prepare(const GemmProblem& p, int64_t max_m) {
   if (std::string why = p.invalid_reason(); !why.empty())
@@ -221,27 +248,118 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
   CurrentContext cc(ctx_);
   const std::string id = problem_id(p);
   if (auto it = prepared_.find(id); it != prepared_.end() && it->second->max_m >= max_m) return;
+  std::unique_ptr<cache::Cache> c = open_cache(cache_path_, cache_warning_);
+  const std::string cv = make_compiler(dev_.target)->version();
+
+  // Tuned winners for this problem on this device and toolchain, by M bucket.
+  std::map<int64_t, cache::Winner> tuned;
+  if (c) {
+    const cache::TuneKey want = tune_key(dev_, cv, p, 0);
+    for (cache::Winner& w : c->list_winners()) {
+      cache::TuneKey k = w.key;
+      k.m_bucket = 0;
+      if (k == want) tuned[w.key.m_bucket] = std::move(w);
+    }
+  }
+  std::vector<int64_t> bounds = m_buckets(max_m);
+  for (const auto& [m, w] : tuned)
+    if (m < max_m) bounds.push_back(m);
+  std::sort(bounds.begin(), bounds.end());
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+
   auto prep = std::make_unique<Prepared>();
   prep->problem = p;
   prep->max_m = max_m;
-  for (int64_t bucket : m_buckets(max_m)) {
-    KernelSpec spec{p, heuristic_default(p, dev_.target, bucket), dev_.target.arch};
-    const LaunchShape s = launch_shape(spec, std::min(bucket, max_m));
-    if (s.grid[1] > 65535)
-      throw ApiError(I8GEMM_ERROR_UNSUPPORTED, "i8gemm_prepare",
-                     fmt::format("max_m={} needs more than 65535 row blocks", max_m));
-    prep->buckets.emplace_back(bucket, &load(spec));
+  bool any_lt = false;
+  for (int64_t bound : bounds) {
+    Prepared::Bucket b{bound, nullptr, nullptr};
+    auto w = tuned.lower_bound(bound);  // the smallest tuned bucket covering this one
+    const std::string lt_prefix = "cublaslt:algo=";
+    if (w != tuned.end() && w->second.candidate.rfind(lt_prefix, 0) == 0) {
+      b.lt = std::make_unique<LtBucket>();
+      b.lt->algo = std::atoi(w->second.candidate.c_str() + lt_prefix.size());
+      any_lt = true;
+    } else {
+      KernelSpec spec{p, heuristic_default(p, dev_.target, bound), dev_.target.arch};
+      if (w != tuned.end()) {
+        try {
+          KernelSpec t = KernelSpec::parse_name(w->second.candidate);
+          if (t.problem == p && t.arch == dev_.target.arch) spec = t;
+        } catch (const Error&) {  // an unreadable winner falls back to the default
+        }
+      }
+      if (launch_shape(spec, max_m).grid[1] > 65535)
+        throw ApiError(I8GEMM_ERROR_UNSUPPORTED, "i8gemm_prepare",
+                       fmt::format("max_m={} needs more than 65535 row blocks", max_m));
+      b.kernel = &load(spec, c.get());
+    }
+    prep->buckets.push_back(std::move(b));
   }
-  ensure_utility();
+  if (any_lt) {
+    prep->acc = DeviceBuffer(size_t(max_m) * size_t(p.n) * 4);
+    prep->lt_workspace = DeviceBuffer(LtGemm::kWorkspaceBytes);
+  }
+  ensure_utility(c.get());
   prepared_[id] = std::move(prep);
+}
+
+Engine::KernelHandle Engine::acquire(const KernelSpec& spec) {
+  std::unique_lock lock(mu_);
+  CurrentContext cc(ctx_);
+  std::unique_ptr<cache::Cache> c = open_cache(cache_path_, cache_warning_);
+  ensure_utility(c.get());
+  return &load(spec, c.get());
+}
+
+void Engine::launch(KernelHandle h, const I8gArgs& a, CUstream stream) const {
+  const Loaded& k = *static_cast<const Loaded*>(h);
+  CurrentContext cc(ctx_);
+  I8gArgs args = a;
+  args.n = k.spec.problem.n;
+  args.k = k.spec.problem.k;
+  const LaunchShape s = launch_shape(k.spec, a.m);
+  void* params[] = {&args};
+  check_cu(driver().cuLaunchKernel(k.fn, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1],
+                                   s.block[2], s.dynamic_smem, stream, params, nullptr),
+           "cuLaunchKernel");
+}
+
+void Engine::dequant(const int32_t* acc, const GemmProblem& p, const I8gArgs& a, CUstream stream) {
+  CurrentContext cc(ctx_);
+  I8gArgs args = a;
+  args.n = p.n;
+  args.k = p.k;
+  int flags = (p.bias ? 1 : 0) | (p.asymmetric ? 2 : 0) | (p.act_scale == ActScale::per_token ? 4 : 0) |
+              (p.weight_scale == WeightScale::per_channel ? 8 : 0);
+  flags |= (p.out == OutType::bf16 ? 0 : p.out == OutType::f16 ? 1 : p.out == OutType::f32 ? 2 : 3) << 4;
+  const long long total = a.m * p.n;
+  const unsigned blocks = unsigned((total + 8 * 256 - 1) / (8 * 256));
+  void* params[] = {&acc, &args, &flags};
+  check_cu(driver().cuLaunchKernel(utility("i8g_dequant"), blocks, 1, 1, 256, 1, 1, 0, stream, params, nullptr),
+           "cuLaunchKernel");
+}
+
+void Engine::run_cublaslt(const Prepared& prep, const LtBucket& lt, const I8gArgs& a, CUstream stream) const {
+  const GemmProblem& p = prep.problem;
+  const LtGemm* g = nullptr;
+  {
+    std::lock_guard guard(lt.mu);
+    auto it = lt.by_m.find(a.m);
+    if (it == lt.by_m.end())
+      it = lt.by_m.emplace(a.m, std::make_unique<LtGemm>(LtGemm::Kind::i8_i32, a.m, p.n, p.k, p.layout)).first;
+    g = it->second.get();
+  }
+  const int algo = lt.algo < g->algo_count() ? lt.algo : 0;
+  g->run(algo, a.x, a.w, prep.acc.get(), prep.lt_workspace.get(), stream);
+  const_cast<Engine*>(this)->dequant(prep.acc.get<int32_t>(), p, a, stream);
 }
 
 std::string Engine::kernel_for(const GemmProblem& p, int64_t m) const {
   std::shared_lock lock(mu_);
   auto it = prepared_.find(problem_id(p));
   if (it == prepared_.end()) return {};
-  for (const auto& [bucket, k] : it->second->buckets)
-    if (m <= bucket) return k->spec.name();
+  for (const auto& b : it->second->buckets)
+    if (m <= b.max_m) return b.kernel ? b.kernel->spec.name() : fmt::format("cublaslt:algo={}", b.lt->algo);
   return {};
 }
 
@@ -288,10 +406,11 @@ void Engine::run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const 
     throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, "i8gemm_run",
                    fmt::format("m={} is outside [0, {}] (the max_m it was prepared for)", a.m, prep.max_m));
   if (a.m == 0) return;
-  const Loaded* k = nullptr;
-  for (const auto& [bucket, l] : prep.buckets)
-    if (a.m <= bucket) { k = l; break; }
-  const int vec = required_alignment(k->spec.config);
+  const Prepared::Bucket* bucket = nullptr;
+  for (const auto& b : prep.buckets)
+    if (a.m <= b.max_m) { bucket = &b; break; }
+  const Loaded* k = bucket->kernel;
+  const int vec = k ? required_alignment(k->spec.config) : 16;
   check_stream(stream);
   check_pointer(a.x, size_t(vec), "x");
   check_pointer(a.w, size_t(vec), "w");
@@ -306,6 +425,7 @@ void Engine::run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const 
     check_pointer(a.w_colsum, 4, "w_colsum");
   }
   CurrentContext cc(ctx_);
+  if (!k) return run_cublaslt(prep, *bucket->lt, a, stream);
   I8gArgs args = a;
   args.n = p.n;
   args.k = p.k;
@@ -329,7 +449,8 @@ void Engine::weight_colsum(const GemmProblem& p, const int8_t* w, int32_t* colsu
         throw ApiError(I8GEMM_ERROR_NOT_PREPARED, "i8gemm_weight_colsum",
                        "the utility kernels are not loaded and the stream is capturing; call i8gemm_prepare first");
       CurrentContext cc(ctx_);
-      ensure_utility();
+      std::unique_ptr<cache::Cache> c = open_cache(cache_path_, cache_warning_);
+      ensure_utility(c.get());
     }
   }
   check_stream(stream);
@@ -358,7 +479,8 @@ void Engine::quantize(const QuantizeRequest& q, CUstream stream) {
         throw ApiError(I8GEMM_ERROR_NOT_PREPARED, "i8gemm_quantize",
                        "the utility kernels are not loaded and the stream is capturing; call i8gemm_prepare first");
       CurrentContext cc(ctx_);
-      ensure_utility();
+      std::unique_ptr<cache::Cache> c = open_cache(cache_path_, cache_warning_);
+      ensure_utility(c.get());
     }
   }
   if (q.m == 0) return;

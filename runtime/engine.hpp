@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/cache.hpp"
 #include "generator/error.hpp"
 #include "generator/types.hpp"
 #include "templates/i8g_args.h"
@@ -39,6 +40,10 @@ struct DeviceInfo {
 // Queries device `ordinal`; throws ApiError (NO_DEVICE / UNSUPPORTED).
 DeviceInfo query_device(int ordinal);
 
+// The tuning key of `p` at `m_bucket` on this device and toolchain.
+cache::TuneKey tune_key(const DeviceInfo& dev, const std::string& compiler_version,
+                        const GemmProblem& p, int64_t m_bucket);
+
 struct QuantizeRequest {
   int64_t m = 0, k = 0;
   int in_type = 0;  // 0 bf16, 1 f16, 2 f32
@@ -63,14 +68,27 @@ class Engine {
   void weight_colsum(const GemmProblem& p, const int8_t* w, int32_t* colsum, CUstream stream);
   void quantize(const QuantizeRequest& q, CUstream stream);
   // The kernel name run() would launch for m rows (for tests and `bench`), or "" if unprepared.
+  // A bucket won by the cuBLASLt baseline reads "cublaslt:algo=<i>".
   std::string kernel_for(const GemmProblem& p, int64_t m) const;
+
+  // For the autotuner, bench and tests, at prepare time: load one kernel (cache or JIT) and
+  // launch it without the run path's checks. Handles live as long as the engine.
+  using KernelHandle = const void*;
+  KernelHandle acquire(const KernelSpec& spec);
+  void launch(KernelHandle k, const I8gArgs& a, CUstream stream) const;
+  // out = epilogue(acc) with the utility dequant kernel (the cuBLASLt baseline's second step).
+  void dequant(const int32_t* acc, const GemmProblem& p, const I8gArgs& a, CUstream stream);
+  const std::string& cache_path() const { return cache_path_; }
+  CUcontext context() const { return ctx_; }
 
  private:
   struct Module;
   struct Loaded;
   struct Prepared;
-  const Loaded& load(const KernelSpec& spec);  // from the cache or JIT; caller holds mu_
-  void ensure_utility();                       // caller holds mu_
+  struct LtBucket;
+  void run_cublaslt(const Prepared& prep, const LtBucket& lt, const I8gArgs& a, CUstream stream) const;
+  const Loaded& load(const KernelSpec& spec, cache::Cache* c);  // cache or JIT; caller holds mu_
+  void ensure_utility(cache::Cache* c);                         // caller holds mu_
   CUfunction utility(const char* name) const;
   void check_stream(CUstream stream) const;
   void check_pointer(const void* p, size_t align, const char* what) const;

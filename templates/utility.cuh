@@ -193,3 +193,66 @@ extern "C" __global__ void i8g_finalize_range_asym(float* scale, int* zp, const 
   i8g::finalize_range_body<1>(scale, zp, hi, lo);
 }
 #endif
+
+// ---------------------------------------------------------------------------------------------
+// Dequant of an int32 accumulator matrix (the cuBLASLt baseline's second kernel): the same
+// epilogue, element for element, as every GEMM family, 8 consecutive outputs per thread.
+#include "epilogue.cuh"
+
+namespace i8g {
+
+template <int OUT, int BIAS, int ASYM>
+__device__ __forceinline__ void dequant_body(const int* acc, const I8gArgs& a, bool per_token,
+                                             bool per_channel) {
+  const long long N = a.n, total = a.m * a.n;
+  const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 8;
+  if (first >= total) return;
+  const bool vec = (N % 8 == 0);  // 8 outputs never cross a row, and 16-byte loads align
+  int v[8];
+  if (vec) {
+    const int4 lo = *reinterpret_cast<const int4*>(acc + first);
+    const int4 hi = *reinterpret_cast<const int4*>(acc + first + 4);
+    v[0] = lo.x; v[1] = lo.y; v[2] = lo.z; v[3] = lo.w;
+    v[4] = hi.x; v[5] = hi.y; v[6] = hi.z; v[7] = hi.w;
+  }
+  long long m = first / N, n = first - m * N;
+  float sx;
+  int zp;
+  if (per_token) load_row_operands<kActPerToken, OUT, ASYM>(a, m, sx, zp);
+  else load_row_operands<kActPerTensor, OUT, ASYM>(a, m, sx, zp);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    if (first + j >= total) break;
+    if (n == N) {  // next row (only without the vector path)
+      n = 0;
+      ++m;
+      if (per_token) load_row_operands<kActPerToken, OUT, ASYM>(a, m, sx, zp);
+    }
+    float sw, b;
+    int cs;
+    if (per_channel) load_col_operands<kWeightPerChannel, OUT, BIAS, ASYM>(a, n, sw, b, cs);
+    else load_col_operands<kWeightPerTensor, OUT, BIAS, ASYM>(a, n, sw, b, cs);
+    finish<OUT, BIAS, ASYM>(a.out, first + j, vec ? v[j] : acc[first + j], sx, zp, sw, b, cs);
+    ++n;
+  }
+}
+
+}  // namespace i8g
+
+#ifdef I8G_UTILITY_MODULE
+// flags: bit 0 bias, bit 1 asymmetric, bit 2 per-token activations, bit 3 per-channel weights,
+// bits 4-5 output type (kOut*). 256 threads, 8 outputs each.
+extern "C" __global__ void __launch_bounds__(256)
+    i8g_dequant(const int* acc, const __grid_constant__ I8gArgs a, int flags) {
+  const bool tok = flags & 4, ch = flags & 8;
+  switch (((flags >> 4) & 3) * 4 + (flags & 3)) {
+#define I8G_DQ(OUT, BIAS, ASYM) \
+  case OUT * 4 + BIAS + 2 * ASYM: i8g::dequant_body<OUT, BIAS && OUT != 3, ASYM>(acc, a, tok, ch); break;
+    I8G_DQ(0, 0, 0) I8G_DQ(0, 1, 0) I8G_DQ(0, 0, 1) I8G_DQ(0, 1, 1)
+    I8G_DQ(1, 0, 0) I8G_DQ(1, 1, 0) I8G_DQ(1, 0, 1) I8G_DQ(1, 1, 1)
+    I8G_DQ(2, 0, 0) I8G_DQ(2, 1, 0) I8G_DQ(2, 0, 1) I8G_DQ(2, 1, 1)
+    I8G_DQ(3, 0, 0) I8G_DQ(3, 1, 0) I8G_DQ(3, 0, 1) I8G_DQ(3, 1, 1)
+#undef I8G_DQ
+  }
+}
+#endif

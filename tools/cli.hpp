@@ -43,5 +43,6 @@ class Progress {
 
 void setup_tune(CLI::App& app);
 void setup_inspect(CLI::App& app);
+void setup_bench(CLI::App& app);
 
 }  // namespace i8g::cli

@@ -14,12 +14,13 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "i8gemm 0.1.0");
   i8g::cli::setup_tune(app);
   i8g::cli::setup_inspect(app);
+  i8g::cli::setup_bench(app);
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
     for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
       known |= sub->get_name() == argv[1];
     if (!known) {
-      std::fprintf(stderr, "i8gemm: error: unknown command '%s' (commands: tune, inspect)\n", argv[1]);
+      std::fprintf(stderr, "i8gemm: error: unknown command '%s' (commands: tune, inspect, bench)\n", argv[1]);
       return 2;
     }
   }

@@ -7,29 +7,76 @@
 #include "cache/cache.hpp"
 #include "generator/error.hpp"
 #include "generator/generator.hpp"
+#include "runtime/autotune.hpp"
+#include "runtime/engine.hpp"
 #include "runtime/jit.hpp"
 #include "tools/cli.hpp"
 
 namespace i8g::cli {
 namespace {
 
-struct TuneOptions {
+struct TuneFlags {
   ShapeFlags shapes;
   ProblemFlags problem;
   bool compile_only = false;
-  std::string arch, cache, filter;
-  int jobs = 0;
+  std::string arch, cache, filter, m = "1,16,256,4096";
+  int jobs = 0, device = 0, samples = 50;
 };
+
+// Full tuning on the GPU: every candidate and cuBLASLt, verified then timed, per M bucket.
+void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
+                  const std::vector<GemmProblem>& problems) {
+  const std::vector<int64_t> ms = parse_m_list(o.m);
+  std::unique_ptr<Engine> engine;
+  try {
+    engine = std::make_unique<Engine>(o.device, resolve_cache_path(o.cache));
+  } catch (const Error& e) {
+    throw Error("tune", fmt::format("{}; to fill a cache without a GPU use --compile-only --arch ARCH", e.what()));
+  }
+  const Target& t = engine->device().target;
+  if (!o.arch.empty() && Target::from_arch(o.arch).arch != t.arch)
+    throw Error("tune", fmt::format("--arch {} does not match the GPU ({} is {})", o.arch, engine->device().name, t.arch));
+  cache::Cache cache(resolve_cache_path(o.cache), cache::Cache::Mode::read_write);
+    i8g::TuneOptions to;
+  to.ms = ms;
+  to.filter = o.filter;
+  to.jobs = o.jobs;
+  to.plan.samples = o.samples;
+  fmt::print("{} ({} SMs, {}), driver {}, cache {}\n", engine->device().name, t.sm_count, t.arch,
+             engine->device().driver_version, cache.path());
+  fmt::print("{:<14} {:>6} {:<96} {:>10} {:>10} {:>8} {:>4} {:>4} {:>4}\n", "shape", "M", "winner", "time us",
+             "cuBLASLt", "speedup", "ok", "rej", "fail");
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const std::string label = shapes[i].name.empty() ? fmt::format("{}x{}", shapes[i].n, shapes[i].k) : shapes[i].name;
+    const auto results = autotune(*engine, cache, problems[i], to,
+                                  [](const std::string& s) { fmt::print(stderr, "  {}\n", s); });
+    for (const BucketResult& r : results) {
+      int ok = 0, rej = 0, fail = 0;
+      for (const CandidateResult& c : r.candidates) {
+        ok += c.status == "ok";
+        rej += c.status == "rejected";
+        fail += c.status == "failed";
+        if (c.status == "rejected") fmt::print(stderr, "  rejected {}: {}\n", c.candidate, c.reason);
+      }
+      fmt::print("{:<14} {:>6} {:<96} {:>10.2f} {:>10} {:>8} {:>4} {:>4} {:>4}\n", label, r.m, r.winner, r.winner_us,
+                 r.baseline_us > 0 ? fmt::format("{:.2f}", r.baseline_us) : "n/a",
+                 r.speedup > 0 ? fmt::format("{:.2f}x", r.speedup) : "n/a", ok, rej, fail);
+    }
+  }
+}
 
 struct ShapeSummary {
   std::string label, key;
   int kernels = 0, compiled = 0, cached = 0, failed = 0, spilling = 0, max_regs = 0;
 };
 
-void run_tune(const TuneOptions& o) {
-  if (!o.compile_only)
-    throw Error("tune", "tuning on a GPU (timing against cuBLASLt) is not built yet; use "
-                        "--compile-only --arch ARCH to compile and store every candidate");
+void run_tune(const TuneFlags& o) {
+  if (!o.compile_only) {
+    const std::vector<NamedShape> shapes = o.shapes.resolve();
+    std::vector<GemmProblem> problems;
+    for (const NamedShape& s : shapes) problems.push_back(o.problem.make(s));
+    return run_gpu_tune(o, shapes, problems);
+  }
   if (o.arch.empty()) throw Error("tune", "--compile-only needs --arch (e.g. --arch sm_90a)");
   const Target target = Target::from_arch(o.arch);
   std::optional<std::regex> filter;
@@ -95,8 +142,8 @@ void run_tune(const TuneOptions& o) {
 }  // namespace
 
 void setup_tune(CLI::App& app) {
-  auto opts = std::make_shared<TuneOptions>();
-  CLI::App* cmd = app.add_subcommand("tune", "compile (and, on a GPU, time) every candidate kernel for the given shapes");
+  auto opts = std::make_shared<TuneFlags>();
+  CLI::App* cmd = app.add_subcommand("tune", "tune the given shapes: on a GPU, verify and time every candidate against cuBLASLt; with --compile-only, compile and store them");
   opts->shapes.add_to(*cmd);
   opts->problem.add_to(*cmd);
   cmd->add_flag("--compile-only", opts->compile_only, "compile and store candidates without a GPU");
@@ -104,6 +151,9 @@ void setup_tune(CLI::App& app) {
   cmd->add_option("--cache", opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   cmd->add_option("--filter", opts->filter, "only kernels whose name matches this regex");
   cmd->add_option("-j,--jobs", opts->jobs, "parallel compiles (default: all cores)")->check(CLI::Range(0, 256));
+  cmd->add_option("--m", opts->m, "M buckets to tune on a GPU, e.g. 1,16,256,4096")->capture_default_str();
+  cmd->add_option("--device", opts->device, "CUDA device ordinal")->check(CLI::Range(0, 64));
+  cmd->add_option("--samples", opts->samples, "timed samples per candidate (20 launches each)")->check(CLI::Range(3, 1000));
   cmd->callback([opts] { run_tune(*opts); });
 }
 

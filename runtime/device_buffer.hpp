@@ -1,0 +1,43 @@
+// Device memory owned by RAII (driver API), for prepare-time workspaces, the autotuner and tests.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/cuda_driver.hpp"
+
+namespace i8g {
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
+    if (bytes) I8G_CU(cuMemAlloc(&ptr_, bytes));
+  }
+  ~DeviceBuffer() {
+    if (ptr_) driver().cuMemFree(ptr_);
+  }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = 0; o.bytes_ = 0; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  template <class T = void>
+  T* get() const { return reinterpret_cast<T*>(ptr_); }
+  size_t bytes() const { return bytes_; }
+  void upload(const void* src, size_t n) { I8G_CU(cuMemcpyHtoD(ptr_, src, n)); }
+  template <class T>
+  void upload(const std::vector<T>& v) { upload(v.data(), v.size() * sizeof(T)); }
+  void download(void* dst, size_t n) const { I8G_CU(cuMemcpyDtoH(dst, ptr_, n)); }
+  void fill(uint8_t byte) { I8G_CU(cuMemsetD8(ptr_, byte, bytes_)); }
+
+ private:
+  CUdeviceptr ptr_ = 0;
+  size_t bytes_ = 0;
+};
+
+}  // namespace i8g

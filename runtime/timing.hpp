@@ -1,0 +1,26 @@
+// Fair timing (ANCHORS.md, seed 002 §6): warm-up, then samples of several launches timed with
+// device events; median, p90 and min per launch. Eager and graph-replayed timings are kept
+// apart and never mixed. `launch(i)` enqueues call number i on the stream; callers rotate
+// their buffers by i so that weights are not served from L2.
+#pragma once
+#include <cuda.h>
+
+#include <functional>
+
+namespace i8g {
+
+struct TimingPlan {
+  int warmup = 50;               // launches before the first sample
+  int samples = 50;
+  int launches_per_sample = 20;
+};
+
+struct Stats {
+  double median_us = 0, p90_us = 0, min_us = 0;
+};
+
+Stats time_eager(const std::function<void(int)>& launch, CUstream stream, const TimingPlan& plan);
+// Captures launches_per_sample calls into one graph and times its replays.
+Stats time_graph(const std::function<void(int)>& launch, CUstream stream, const TimingPlan& plan);
+
+}  // namespace i8g
