@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The GPU pass, on the GPU machine, over a build made elsewhere (never rebuilds here):
+#   scripts/gpu_check.sh            logs and XML under $OUT (default /tmp/out)
+# Env: OUT, BUILD (default build; the tree carried over), I8GEMM_TEST_CACHE (kernel cache the
+# test runs share, so sanitizer runs reuse the kernels the first run compiled),
+# SANITIZER_TIMEOUT (seconds per sanitizer run, default 170), SKIP_SANITIZER=1.
+# Exit status: 0 when every suite passed (skips allowed) and the sanitizers found nothing.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/out}
+BUILD=${BUILD:-build}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$PWD/$BUILD/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export I8GEMM_TEST_CACHE=${I8GEMM_TEST_CACHE:-/tmp/i8g_gpu_check_cache.sqlite}
+SAN_T=${SANITIZER_TIMEOUT:-170}
+declare -a ROWS=()
+status=0
+
+# gtest's closing lines -> "passed failed skipped" (from the log of one run).
+counts() {
+  local log=$1 p f s
+  p=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$log" | tail -1 | grep -oE '[0-9]+' | head -1)
+  f=$(grep -E '^\[  FAILED  \] [0-9]+ test' "$log" | tail -1 | grep -oE '[0-9]+' | head -1)
+  s=$(grep -E '^\[  SKIPPED \] [0-9]+ test' "$log" | tail -1 | grep -oE '[0-9]+' | head -1)
+  echo "${p:-0} ${f:-0} ${s:-0}"
+}
+
+# run_suite NAME LOG CMD...: runs, tees the log, records a summary row.
+run_suite() {
+  local name=$1 log=$2
+  shift 2
+  echo "=== $name: $*"
+  "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  read -r p f s < <(counts "$log")
+  local note="rc=$rc"
+  if grep -qE '(ERROR|RACECHECK) SUMMARY' "$log"; then
+    note="$note $(grep -E '(ERROR|RACECHECK) SUMMARY' "$log" | tail -1 | sed 's/^=* *//')"
+  fi
+  [ "$rc" -ne 0 ] && status=1
+  ROWS+=("$(printf '%-34s %7s %7s %7s  %s' "$name" "$p" "$f" "$s" "$note")")
+}
+
+echo "=== devices"
+nvidia-smi -L 2>&1 | tee "$OUT/nvidia-smi.txt" || echo "nvidia-smi failed"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 | tee -a "$OUT/nvidia-smi.txt"
+
+# ---- the GPU suite ---------------------------------------------------------------------------
+if [ -x "$BUILD/tests/test_gpu" ]; then
+  run_suite test_gpu "$OUT/test_gpu.log" \
+    "$BUILD/tests/test_gpu" --gtest_output="xml:$OUT/test_gpu.xml"
+else
+  echo "missing $BUILD/tests/test_gpu"
+  ROWS+=("$(printf '%-34s %7s %7s %7s  %s' test_gpu - - - 'missing binary')")
+  status=1
+fi
+
+# ---- compute-sanitizer over a subset (kernels come from the cache the run above filled) -----
+if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null && [ -x "$BUILD/tests/test_gpu" ]; then
+  MEMCHECK_FILTER='*GemmOptions*n100_k68*:*GemmTails*n37*:*GemmRows*m65_*:*GemmRows*m3_*:*QuantizeExact*:*GraphSafe.*:*Threads.*:*LargestAllowedK*'
+  RACECHECK_FILTER='*GemmRows*m17_*:*GemmTails*n1000_k4095*:*GemmTails*n37_k17*:*QuantizeExact*bf16*:*Tp4Correct*down_proj*'
+  run_suite "memcheck test_gpu (subset)" "$OUT/memcheck.log" \
+    timeout "$SAN_T" compute-sanitizer --tool memcheck --error-exitcode 86 --leak-check no \
+    "$BUILD/tests/test_gpu" --gtest_filter="$MEMCHECK_FILTER"
+  run_suite "racecheck test_gpu (subset)" "$OUT/racecheck.log" \
+    timeout "$SAN_T" compute-sanitizer --tool racecheck --error-exitcode 86 \
+    "$BUILD/tests/test_gpu" --gtest_filter="$RACECHECK_FILTER"
+  run_suite "synccheck test_gpu (subset)" "$OUT/synccheck.log" \
+    timeout "$SAN_T" compute-sanitizer --tool synccheck --error-exitcode 86 \
+    "$BUILD/tests/test_gpu" --gtest_filter="$RACECHECK_FILTER"
+else
+  ROWS+=("$(printf '%-34s %7s %7s %7s  %s' sanitizers - - - skipped)")
+fi
+
+# ---- the CPU suites (the binaries directly; ctest would rerun discovery) ----------------------
+for t in "$BUILD"/tests/test_*; do
+  [ -x "$t" ] && [ -f "$t" ] || continue
+  name=$(basename "$t")
+  [ "$name" = test_gpu ] && continue
+  run_suite "$name" "$OUT/$name.log" "$t" --gtest_output="xml:$OUT/$name.xml"
+done
+
+# ---- BENCHMARKS ------------------------------------------------------------------------------
+# Reserved: fair, unprofiled timings (median / p90 over preallocated buffers, graph replays)
+# against cuBLASLt go here, writing $OUT/bench_*.{log,json} and adding ROWS entries.
+# ---- end of BENCHMARKS -----------------------------------------------------------------------
+
+echo
+echo "=== summary (logs in $OUT)"
+printf '%-34s %7s %7s %7s  %s\n' suite passed failed skipped note
+for r in "${ROWS[@]}"; do echo "$r"; done | tee "$OUT/summary.txt"
+exit $status

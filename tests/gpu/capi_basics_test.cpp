@@ -1,0 +1,68 @@
+// C ABI behaviour that needs no device: creating a context without a GPU, status strings, and
+// argument checks that come before any device work. Runs everywhere.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <thread>
+
+#include "i8gemm/i8gemm.h"
+#include "runtime/cuda_driver.hpp"
+
+namespace {
+
+TEST(CapiNoDevice, CreateWithoutDeviceReturnsNoDeviceAndSaysWhy) {
+  std::string why;
+  if (i8g::Driver::get(&why)) GTEST_SKIP() << "a CUDA device is present; this pins the no-GPU path";
+  i8gemm_context* ctx = reinterpret_cast<i8gemm_context*>(0x1);  // must be overwritten
+  EXPECT_EQ(i8gemm_create(0, "/tmp/i8g_no_device_test.sqlite", &ctx), I8GEMM_ERROR_NO_DEVICE);
+  EXPECT_EQ(ctx, nullptr) << "a failed create must leave *out null";
+  const std::string err = i8gemm_last_error();
+  EXPECT_NE(err.find("no CUDA"), std::string::npos) << "last_error: " << err;
+  EXPECT_NE(err.find(why), std::string::npos) << "last_error should carry the driver's reason";
+  // The default cache path too (NULL): the device check comes first, no file is needed.
+  EXPECT_EQ(i8gemm_create(0, nullptr, &ctx), I8GEMM_ERROR_NO_DEVICE);
+}
+
+TEST(CapiNoDevice, DestroyOfNullIsHarmless) { i8gemm_destroy(nullptr); }
+
+TEST(CapiStatus, EveryStatusHasItsOwnString) {
+  std::set<std::string> seen;
+  for (int s = I8GEMM_SUCCESS; s <= I8GEMM_ERROR_INTERNAL; ++s) {
+    const char* text = i8gemm_status_string(static_cast<i8gemm_status>(s));
+    ASSERT_NE(text, nullptr) << s;
+    EXPECT_STRNE(text, "") << s;
+    EXPECT_STRNE(text, "unknown status") << "status " << s << " has no string";
+    EXPECT_TRUE(seen.insert(text).second) << "status " << s << " shares its string: " << text;
+  }
+  EXPECT_STREQ(i8gemm_status_string(static_cast<i8gemm_status>(99)), "unknown status");
+  EXPECT_STREQ(i8gemm_status_string(static_cast<i8gemm_status>(-1)), "unknown status");
+}
+
+TEST(CapiArguments, NullContextAndNullOutAreInvalidArguments) {
+  const i8gemm_problem p{64, 64, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TOKEN, I8GEMM_SCALE_PER_CHANNEL,
+                         I8GEMM_OUT_BF16, 0, 0};
+  EXPECT_EQ(i8gemm_create(0, nullptr, nullptr), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(i8gemm_last_error()).find("out"), std::string::npos) << i8gemm_last_error();
+  EXPECT_EQ(i8gemm_prepare(nullptr, &p, 16), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(i8gemm_last_error()).find("context"), std::string::npos) << i8gemm_last_error();
+  i8gemm_args a{};
+  EXPECT_EQ(i8gemm_run(nullptr, &p, &a, nullptr), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(i8gemm_last_error()).find("context"), std::string::npos) << i8gemm_last_error();
+  EXPECT_EQ(i8gemm_weight_colsum(nullptr, &p, nullptr, nullptr, nullptr), I8GEMM_ERROR_INVALID_ARGUMENT);
+  i8gemm_quantize_args q{};
+  EXPECT_EQ(i8gemm_quantize(nullptr, &q, nullptr), I8GEMM_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(CapiArguments, LastErrorIsPerThread) {
+  EXPECT_EQ(i8gemm_prepare(nullptr, nullptr, 1), I8GEMM_ERROR_INVALID_ARGUMENT);
+  const std::string mine = i8gemm_last_error();
+  ASSERT_FALSE(mine.empty());
+  std::string other = "unset";
+  std::thread t([&] { other = i8gemm_last_error(); });
+  t.join();
+  EXPECT_EQ(other, "") << "a fresh thread must not see another thread's error";
+  EXPECT_EQ(std::string(i8gemm_last_error()), mine);
+}
+
+}  // namespace
