@@ -18,53 +18,6 @@
 namespace i8g {
 
 // ---------------------------------------------------------------------------------------------
-// Device
-
-DeviceInfo query_device(int ordinal) {
-  std::string why;
-  const Driver* d = Driver::get(&why);
-  if (!d) throw ApiError(I8GEMM_ERROR_NO_DEVICE, "i8gemm_create", why);
-  int count = 0;
-  check_cu(d->cuDeviceGetCount(&count), "cuDeviceGetCount");
-  if (ordinal < 0 || ordinal >= count)
-    throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, "i8gemm_create",
-                   fmt::format("device {} does not exist ({} CUDA device(s))", ordinal, count));
-  DeviceInfo info;
-  info.ordinal = ordinal;
-  check_cu(d->cuDeviceGet(&info.device, ordinal), "cuDeviceGet");
-  char name[256] = {};
-  check_cu(d->cuDeviceGetName(name, sizeof(name) - 1, info.device), "cuDeviceGetName");
-  info.name = name;
-  auto attr = [&](CUdevice_attribute a) {
-    int v = 0;
-    check_cu(d->cuDeviceGetAttribute(&v, a, info.device), "cuDeviceGetAttribute");
-    return v;
-  };
-  info.cc = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10 +
-            attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-  // sm_90 devices get the arch-specific target (wgmma, setmaxnreg need it).
-  const std::string arch = fmt::format("sm_{}{}", info.cc, info.cc == 90 ? "a" : "");
-  try {
-    info.target = Target::from_arch(arch);
-  } catch (const Error& e) {
-    throw ApiError(I8GEMM_ERROR_UNSUPPORTED, "i8gemm_create",
-                   fmt::format("{} (compute capability {}.{}): {}", info.name, info.cc / 10,
-                               info.cc % 10, e.message()));
-  }
-  Target& t = info.target;
-  t.sm_count = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-  t.smem_per_block_optin = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-  t.smem_per_sm = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
-  t.regs_per_sm = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
-  t.max_threads_per_sm = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
-  t.max_blocks_per_sm = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
-  int v = 0;
-  check_cu(d->cuDriverGetVersion(&v), "cuDriverGetVersion");
-  info.driver_version = fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
-  return info;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Loaded modules
 
 struct Engine::Module {
@@ -136,78 +89,16 @@ Engine::~Engine() {
   driver().cuDevicePrimaryCtxRelease(dev_.device);
 }
 
-namespace {
-
-// Opens the cache for prepare. A cache that cannot be opened does not stop serving: kernels
-// are compiled in memory and the reason is printed once.
-std::unique_ptr<cache::Cache> open_cache(const std::string& path, std::string& warned) {
-  try {
-    return std::make_unique<cache::Cache>(path, cache::Cache::Mode::read_write);
-  } catch (const Error& e) {
-    if (warned != e.what()) {
-      std::fprintf(stderr, "i8gemm: warning: %s; compiling without the cache\n", e.what());
-      warned = e.what();
-    }
-    return nullptr;
-  }
-}
-
-// The stored binary for `key`, or nothing. A damaged entry is reported and skipped (never
-// loaded); the kernel is then compiled afresh.
-std::optional<cache::StoredKernel> lookup(cache::Cache* c, const cache::BinaryKey& key) {
-  if (!c) return std::nullopt;
-  try {
-    return c->get_kernel(key);
-  } catch (const Error& e) {
-    std::fprintf(stderr, "i8gemm: warning: %s; compiling %s afresh\n", e.what(), key.name.c_str());
-    return std::nullopt;
-  }
-}
-
-// From the cache if there, else compiled now (and stored when a cache is open).
-cache::StoredKernel fetch_or_compile(cache::Cache* c, const Compiler& compiler, const Source& src,
-                                     const std::optional<KernelSpec>& spec, const Target& target) {
-  const cache::BinaryKey key{src.name, target.arch, compiler.version(), generator_hash()};
-  if (auto hit = lookup(c, key)) return *hit;
-  Binary bin;
-  try {
-    bin = compiler.compile(src, target);
-  } catch (const Error& e) {
-    throw ApiError(I8GEMM_ERROR_COMPILE, "i8gemm_prepare", e.what());
-  }
-  cache::StoredKernel k;
-  if (spec) {
-    k = make_stored_kernel(*spec, src, bin, target);
-  } else {
-    k.key = key;
-    k.family = "utility";
-    k.source = src.code;
-    k.entry = src.entry;
-    k.lowered_name = bin.lowered_name;
-    k.options = bin.options;
-    k.binary = bin.image;
-    k.binary_sha256 = cache::sha256_hex(bin.image.data(), bin.image.size());
-    k.ir = bin.ir;
-    k.log = bin.log;
-    k.compile_ms = bin.compile_ms;
-  }
-  if (c) {
-    try {
-      k.id = c->put_kernel(k);
-    } catch (const Error& e) {
-      std::fprintf(stderr, "i8gemm: warning: could not store %s: %s\n", src.name.c_str(), e.what());
-    }
-  }
-  return k;
-}
-
-}  // namespace
-
 const Engine::Loaded& Engine::load(const KernelSpec& spec, cache::Cache* c) {
   const std::string name = spec.name();
   if (auto it = loaded_.find(name); it != loaded_.end()) return *it->second;
   const std::unique_ptr<Compiler> compiler = make_compiler(dev_.target);
-  const cache::StoredKernel k = fetch_or_compile(c, *compiler, emit(spec), spec, dev_.target);
+  cache::StoredKernel k;
+  try {
+    k = fetch_or_compile(c, *compiler, emit(spec), spec, dev_.target);
+  } catch (const Error& e) {
+    throw ApiError(I8GEMM_ERROR_COMPILE, "i8gemm_prepare", e.what());
+  }
   if (k.key.arch != dev_.target.arch)
     throw ApiError(I8GEMM_ERROR_INTERNAL, "i8gemm_prepare", "binary arch does not match the device");
   auto l = std::make_unique<Loaded>();
@@ -248,7 +139,7 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
   CurrentContext cc(ctx_);
   const std::string id = problem_id(p);
   if (auto it = prepared_.find(id); it != prepared_.end() && it->second->max_m >= max_m) return;
-  std::unique_ptr<cache::Cache> c = open_cache(cache_path_, cache_warning_);
+  std::unique_ptr<cache::Cache> c = open_cache_or_warn(cache_path_, cache_warning_);
   const std::string cv = make_compiler(dev_.target)->version();
 
   // Tuned winners for this problem on this device and toolchain, by M bucket.
@@ -306,7 +197,7 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
 Engine::KernelHandle Engine::acquire(const KernelSpec& spec) {
   std::unique_lock lock(mu_);
   CurrentContext cc(ctx_);
-  std::unique_ptr<cache::Cache> c = open_cache(cache_path_, cache_warning_);
+  std::unique_ptr<cache::Cache> c = open_cache_or_warn(cache_path_, cache_warning_);
   ensure_utility(c.get());
   return &load(spec, c.get());
 }
@@ -449,7 +340,7 @@ void Engine::weight_colsum(const GemmProblem& p, const int8_t* w, int32_t* colsu
         throw ApiError(I8GEMM_ERROR_NOT_PREPARED, "i8gemm_weight_colsum",
                        "the utility kernels are not loaded and the stream is capturing; call i8gemm_prepare first");
       CurrentContext cc(ctx_);
-      std::unique_ptr<cache::Cache> c = open_cache(cache_path_, cache_warning_);
+      std::unique_ptr<cache::Cache> c = open_cache_or_warn(cache_path_, cache_warning_);
       ensure_utility(c.get());
     }
   }
@@ -479,7 +370,7 @@ void Engine::quantize(const QuantizeRequest& q, CUstream stream) {
         throw ApiError(I8GEMM_ERROR_NOT_PREPARED, "i8gemm_quantize",
                        "the utility kernels are not loaded and the stream is capturing; call i8gemm_prepare first");
       CurrentContext cc(ctx_);
-      std::unique_ptr<cache::Cache> c = open_cache(cache_path_, cache_warning_);
+      std::unique_ptr<cache::Cache> c = open_cache_or_warn(cache_path_, cache_warning_);
       ensure_utility(c.get());
     }
   }

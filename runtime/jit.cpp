@@ -103,4 +103,71 @@ std::vector<JitOutcome> compile_and_store(
   return out;
 }
 
+namespace {
+
+// The stored binary for `key`, or nothing. A damaged entry is reported and skipped (never
+// loaded); the kernel is then compiled afresh.
+std::optional<cache::StoredKernel> lookup(cache::Cache* c, const cache::BinaryKey& key) {
+  if (!c) return std::nullopt;
+  try {
+    return c->get_kernel(key);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "i8gemm: warning: %s; compiling %s afresh\n", e.what(), key.name.c_str());
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+// Opens the cache for prepare. A cache that cannot be opened does not stop serving: kernels
+// are compiled in memory and the reason is printed once.
+std::unique_ptr<cache::Cache> open_cache_or_warn(const std::string& path, std::string& warned) {
+  try {
+    return std::make_unique<cache::Cache>(path, cache::Cache::Mode::read_write);
+  } catch (const Error& e) {
+    if (warned != e.what()) {
+      std::fprintf(stderr, "i8gemm: warning: %s; compiling without the cache\n", e.what());
+      warned = e.what();
+    }
+    return nullptr;
+  }
+}
+
+// From the cache if there, else compiled now (and stored when a cache is open).
+cache::StoredKernel fetch_or_compile(cache::Cache* c, const Compiler& compiler, const Source& src,
+                                     const std::optional<KernelSpec>& spec, const Target& target) {
+  const cache::BinaryKey key{src.name, target.arch, compiler.version(), generator_hash()};
+  if (auto hit = lookup(c, key)) return *hit;
+  Binary bin;
+  try {
+    bin = compiler.compile(src, target);
+  } catch (const Error& e) {
+    throw Error("compile", e.what());
+  }
+  cache::StoredKernel k;
+  if (spec) {
+    k = make_stored_kernel(*spec, src, bin, target);
+  } else {
+    k.key = key;
+    k.family = "utility";
+    k.source = src.code;
+    k.entry = src.entry;
+    k.lowered_name = bin.lowered_name;
+    k.options = bin.options;
+    k.binary = bin.image;
+    k.binary_sha256 = cache::sha256_hex(bin.image.data(), bin.image.size());
+    k.ir = bin.ir;
+    k.log = bin.log;
+    k.compile_ms = bin.compile_ms;
+  }
+  if (c) {
+    try {
+      k.id = c->put_kernel(k);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "i8gemm: warning: could not store %s: %s\n", src.name.c_str(), e.what());
+    }
+  }
+  return k;
+}
+
 }  // namespace i8g

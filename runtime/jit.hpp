@@ -2,6 +2,8 @@
 // prepare (which compiles what the cache lacks). Nothing here touches a GPU.
 #pragma once
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,5 +35,15 @@ std::vector<JitOutcome> compile_and_store(
     cache::Cache& cache, const Compiler& compiler, const std::vector<KernelSpec>& specs,
     const Target& target, int threads,
     const std::function<void(size_t done, size_t total)>& progress = {});
+
+// Opens the cache read-write for prepare. A cache that cannot be opened does not stop serving:
+// returns null and prints the reason once (`warned` remembers it).
+std::unique_ptr<cache::Cache> open_cache_or_warn(const std::string& path, std::string& warned);
+
+// The binary for `src` from the cache (hash-checked; a damaged entry is reported and compiled
+// afresh), else compiled now and stored when a cache is open. `spec` is null for the utility
+// module. Throws Error("compile", log) when compilation fails.
+cache::StoredKernel fetch_or_compile(cache::Cache* c, const Compiler& compiler, const Source& src,
+                                     const std::optional<KernelSpec>& spec, const Target& target);
 
 }  // namespace i8g
