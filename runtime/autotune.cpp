@@ -68,6 +68,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
                                    const TuneOptions& opt,
                                    const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& s) { if (progress) progress(s); };
+  I8G_CU(cuCtxSetCurrent(engine.context()));
   const Target& t = engine.device().target;
   const std::unique_ptr<Compiler> compiler = make_compiler(t);
   std::vector<KernelSpec> specs;

@@ -78,6 +78,9 @@ struct CurrentContext {
 
 Engine::Engine(int device, const std::string& cache_path) : dev_(query_device(device)) {
   check_cu(driver().cuDevicePrimaryCtxRetain(&ctx_, dev_.device), "cuDevicePrimaryCtxRetain");
+  // The creating thread keeps the context current, so its own driver calls (streams, events,
+  // buffers in tools and tests) work without further setup.
+  check_cu(driver().cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
   cache_path_ = cache_path.empty() ? cache::Cache::default_path() : cache_path;
 }
 
@@ -171,7 +174,13 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
       b.lt->algo = std::atoi(w->second.candidate.c_str() + lt_prefix.size());
       any_lt = true;
     } else {
-      KernelSpec spec{p, heuristic_default(p, dev_.target, bound), dev_.target.arch};
+      KernelConfig config;
+      try {
+        config = heuristic_default(p, dev_.target, bound);
+      } catch (const Error& e) {
+        throw ApiError(I8GEMM_ERROR_UNSUPPORTED, "i8gemm_prepare", e.what());
+      }
+      KernelSpec spec{p, config, dev_.target.arch};
       if (w != tuned.end()) {
         try {
           KernelSpec t = KernelSpec::parse_name(w->second.candidate);
@@ -254,29 +263,29 @@ std::string Engine::kernel_for(const GemmProblem& p, int64_t m) const {
   return {};
 }
 
-void Engine::check_stream(CUstream stream) const {
+void Engine::check_stream(CUstream stream, const char* where) const {
   if (!stream) return;
   CUcontext c = nullptr;
   if (driver().cuStreamGetCtx(stream, &c) != CUDA_SUCCESS)
-    throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, "i8gemm_run", "the stream is not a valid CUDA stream");
+    throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, where, "the stream is not a valid CUDA stream");
   if (c != ctx_)
-    throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, "i8gemm_run",
+    throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, where,
                    fmt::format("the stream belongs to another context than device {}'s", dev_.ordinal));
 }
 
-void Engine::check_pointer(const void* p, size_t align, const char* what) const {
+void Engine::check_pointer(const void* p, size_t align, const char* what, const char* where) const {
   if (!p)
-    throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, "i8gemm_run", fmt::format("{} is null", what));
+    throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, where, fmt::format("{} is null", what));
   if (reinterpret_cast<uintptr_t>(p) % align != 0)
-    throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, "i8gemm_run",
+    throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, where,
                    fmt::format("{} is not {}-byte aligned, as the chosen kernel's loads need", what, align));
   int ordinal = -1;
   if (driver().cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
                                      reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS)
-    throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, "i8gemm_run",
+    throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, where,
                    fmt::format("{} is not a CUDA device pointer", what));
   if (ordinal != dev_.ordinal)
-    throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, "i8gemm_run",
+    throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, where,
                    fmt::format("{} lives on device {}, the context is on device {}", what, ordinal,
                                dev_.ordinal));
 }
@@ -302,18 +311,18 @@ void Engine::run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const 
     if (a.m <= b.max_m) { bucket = &b; break; }
   const Loaded* k = bucket->kernel;
   const int vec = k ? required_alignment(k->spec.config) : 16;
-  check_stream(stream);
-  check_pointer(a.x, size_t(vec), "x");
-  check_pointer(a.w, size_t(vec), "w");
-  check_pointer(a.out, p.out == OutType::bf16 || p.out == OutType::f16 ? 2 : 4, "out");
+  check_stream(stream, "i8gemm_run");
+  check_pointer(a.x, size_t(vec), "x", "i8gemm_run");
+  check_pointer(a.w, size_t(vec), "w", "i8gemm_run");
+  check_pointer(a.out, p.out == OutType::bf16 || p.out == OutType::f16 ? 2 : 4, "out", "i8gemm_run");
   if (p.out != OutType::i32) {
-    check_pointer(a.x_scale, 4, "x_scale");
-    check_pointer(a.w_scale, 4, "w_scale");
+    check_pointer(a.x_scale, 4, "x_scale", "i8gemm_run");
+    check_pointer(a.w_scale, 4, "w_scale", "i8gemm_run");
   }
-  if (p.bias) check_pointer(a.bias, 4, "bias");
+  if (p.bias) check_pointer(a.bias, 4, "bias", "i8gemm_run");
   if (p.asymmetric) {
-    check_pointer(a.x_zero_point, 4, "x_zero_point");
-    check_pointer(a.w_colsum, 4, "w_colsum");
+    check_pointer(a.x_zero_point, 4, "x_zero_point", "i8gemm_run");
+    check_pointer(a.w_colsum, 4, "w_colsum", "i8gemm_run");
   }
   CurrentContext cc(ctx_);
   if (!k) return run_cublaslt(prep, *bucket->lt, a, stream);
@@ -344,9 +353,9 @@ void Engine::weight_colsum(const GemmProblem& p, const int8_t* w, int32_t* colsu
       ensure_utility(c.get());
     }
   }
-  check_stream(stream);
-  check_pointer(w, 1, "w");
-  check_pointer(colsum, 4, "colsum");
+  check_stream(stream, "i8gemm_weight_colsum");
+  check_pointer(w, 1, "w", "i8gemm_weight_colsum");
+  check_pointer(colsum, 4, "colsum", "i8gemm_weight_colsum");
   CurrentContext cc(ctx_);
   long long n = p.n, k = p.k;
   void* params[] = {&w, &colsum, &n, &k};
@@ -375,12 +384,12 @@ void Engine::quantize(const QuantizeRequest& q, CUstream stream) {
     }
   }
   if (q.m == 0) return;
-  check_stream(stream);
+  check_stream(stream, "i8gemm_quantize");
   const size_t in_size = q.in_type == 2 ? 4 : 2;
-  check_pointer(q.x, in_size, "x");
-  check_pointer(q.x_q, 1, "x_q");
-  check_pointer(q.scale, 4, "scale");
-  if (q.asymmetric) check_pointer(q.zero_point, 4, "zero_point");
+  check_pointer(q.x, in_size, "x", "i8gemm_quantize");
+  check_pointer(q.x_q, 1, "x_q", "i8gemm_quantize");
+  check_pointer(q.scale, 4, "scale", "i8gemm_quantize");
+  if (q.asymmetric) check_pointer(q.zero_point, 4, "zero_point", "i8gemm_quantize");
   CurrentContext cc(ctx_);
   static const char* kIn[] = {"bf16", "f16", "f32"};
   const std::string suffix = fmt::format("{}_{}", kIn[q.in_type], q.asymmetric ? "asym" : "sym");

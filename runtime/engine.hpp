@@ -90,8 +90,8 @@ class Engine {
   const Loaded& load(const KernelSpec& spec, cache::Cache* c);  // cache or JIT; caller holds mu_
   void ensure_utility(cache::Cache* c);                         // caller holds mu_
   CUfunction utility(const char* name) const;
-  void check_stream(CUstream stream) const;
-  void check_pointer(const void* p, size_t align, const char* what) const;
+  void check_stream(CUstream stream, const char* where) const;
+  void check_pointer(const void* p, size_t align, const char* what, const char* where) const;
 
   DeviceInfo dev_;
   CUcontext ctx_ = nullptr;

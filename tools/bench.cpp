@@ -47,6 +47,7 @@ std::pair<Stats, Stats> best_lt(const LtGemm& g, const std::function<void(int, i
 
 Row bench_one(Engine& e, const GemmProblem& p, const std::string& label, int64_t m, const TimingPlan& plan,
               std::mt19937_64& rng) {
+  I8G_CU(cuCtxSetCurrent(e.context()));
   Stream st;
   e.prepare(p, m);
   Operands ops(e, p, m, rng, st.s);
