@@ -72,8 +72,9 @@ else
   ROWS+=("$(printf '%-34s %7s %7s %7s  %s' sanitizers - - - skipped)")
 fi
 
-# ---- the CPU suites (the binaries directly; ctest would rerun discovery) ----------------------
+# ---- the CPU suites (opt-in here: CI runs them; RUN_CPU_SUITES=1 runs them on this machine) --
 for t in "$BUILD"/tests/test_*; do
+  [ "${RUN_CPU_SUITES:-0}" = 1 ] || break
   [ -x "$t" ] && [ -f "$t" ] || continue
   name=$(basename "$t")
   [ "$name" = test_gpu ] && continue
@@ -81,8 +82,25 @@ for t in "$BUILD"/tests/test_*; do
 done
 
 # ---- BENCHMARKS ------------------------------------------------------------------------------
-# Reserved: fair, unprofiled timings (median / p90 over preallocated buffers, graph replays)
-# against cuBLASLt go here, writing $OUT/bench_*.{log,json} and adding ROWS entries.
+# Tune the shapes (every candidate verified, then timed eager and in graph replay against
+# cuBLASLt) into $TUNE_CACHE, then bench what prepare picks against the peers in one run.
+# SKIP_BENCH=1 skips; SHAPES, MS, SAMPLES choose what runs.
+if [ "${SKIP_BENCH:-0}" != 1 ] && [ -x "$BUILD/tools/i8gemm" ]; then
+  TUNE_CACHE=${TUNE_CACHE:-$OUT/tuned.sqlite}
+  SHAPES=${SHAPES:-examples/tp4.shapes}
+  MS=${MS:-1,16,256,4096}
+  echo "=== tune $SHAPES at M=$MS into $TUNE_CACHE"
+  "$BUILD/tools/i8gemm" tune --shapes "$SHAPES" --m "$MS" --samples "${SAMPLES:-20}" --cache "$TUNE_CACHE" \
+    2>&1 | tee "$OUT/tune.log"
+  rc=${PIPESTATUS[0]}; [ "$rc" -ne 0 ] && status=1
+  ROWS+=("$(printf '%-34s %7s %7s %7s  %s' "tune $(basename "$SHAPES")" - - - "rc=$rc (table in tune.log)")")
+  "$BUILD/tools/i8gemm" inspect winners --cache "$TUNE_CACHE" 2>&1 | tee "$OUT/winners.txt"
+  echo "=== bench"
+  "$BUILD/tools/i8gemm" bench --shapes "$SHAPES" --m "$MS" --samples "${SAMPLES:-20}" --cache "$TUNE_CACHE" \
+    --csv "$OUT/bench.csv" --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
+  rc=${PIPESTATUS[0]}; [ "$rc" -ne 0 ] && status=1
+  ROWS+=("$(printf '%-34s %7s %7s %7s  %s' "bench $(basename "$SHAPES")" - - - "rc=$rc (table in bench.log)")")
+fi
 # ---- end of BENCHMARKS -----------------------------------------------------------------------
 
 echo

@@ -4,7 +4,9 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <regex>
+#include <tuple>
 
 #include "cache/cache.hpp"
 #include "generator/embedded.hpp"
@@ -101,6 +103,16 @@ void run_show(const InspectOptions& o) {
              k.problem_key, k.config, k.entry, k.lowered_name, fmt::join(k.options, " "),
              k.binary.size(), k.binary_sha256, is_stale(k, cv) ? "stale (another compiler or template version)" : "ok");
   fmt::print("== report ==\n{}\n", rep.to_text());
+  const std::vector<cache::Timing> ts = c.timings_for_kernel(k.id);
+  if (!ts.empty()) {
+    fmt::print("== timings ==\n{:>6} {:<14} {:<9} {:>10} {:>10} {:>10} {:>10}  {}\n", "M", "gpu", "status",
+               "graph med", "graph p90", "eager med", "eager p90", "note");
+    for (const auto& t : ts)
+      fmt::print("{:>6} {:<14} {:<9} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f}  {}\n", t.key.m_bucket,
+                 t.key.gpu_name.substr(0, 14), t.status, t.graph_median_us, t.graph_p90_us, t.eager_median_us,
+                 t.eager_p90_us, t.reason.substr(0, 80));
+    fmt::print("\n");
+  }
   fmt::print("== source ==\n{}\n", k.source);
   fmt::print("== compiler log ==\n{}\n", k.log);
   fmt::print("== PTX ==\n{}\n", k.ir);
@@ -108,6 +120,33 @@ void run_show(const InspectOptions& o) {
     fmt::print("== SASS ==\nunavailable: {}\n", rep.sass_note.empty() ? "not recorded" : rep.sass_note);
   else
     fmt::print("== SASS ==\n{}\n", k.isa);
+}
+
+void run_winners(const InspectOptions& o) {
+  cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
+  std::vector<cache::Winner> ws = c.list_winners();
+  std::sort(ws.begin(), ws.end(), [](const cache::Winner& a, const cache::Winner& b) {
+    return std::tie(a.key.problem_key, a.key.gpu_name, a.key.m_bucket) < std::tie(b.key.problem_key, b.key.gpu_name, b.key.m_bucket);
+  });
+  if (o.json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& w : ws)
+      arr.push_back({{"problem", w.key.problem_key}, {"m_bucket", w.key.m_bucket}, {"gpu", w.key.gpu_name},
+                     {"arch", w.key.arch}, {"sm_count", w.key.sm_count}, {"driver", w.key.driver_version},
+                     {"compiler", w.key.compiler_version}, {"winner", w.candidate}, {"time_us", w.time_us},
+                     {"cublaslt_us", w.baseline_us}, {"speedup", w.speedup},
+                     {"candidates_timed", c.timings(w.key).size()}});
+    fmt::print("{}\n", arr.dump(2));
+    return;
+  }
+  fmt::print("{:<32} {:>6} {:<14} {:>9} {:>9} {:>8} {:>6}  {}\n", "problem", "M", "gpu", "time us", "cuBLASLt",
+             "speedup", "timed", "winner");
+  for (const auto& w : ws)
+    fmt::print("{:<32} {:>6} {:<14} {:>9.2f} {:>9} {:>8} {:>6}  {}\n", w.key.problem_key, w.key.m_bucket,
+               w.key.gpu_name.substr(0, 14), w.time_us,
+               w.baseline_us > 0 ? fmt::format("{:.2f}", w.baseline_us) : "n/a",
+               w.speedup > 0 ? fmt::format("{:.2f}x", w.speedup) : "n/a", c.timings(w.key).size(), w.candidate);
+  fmt::print("{} tuned buckets in {}\n", ws.size(), c.path());
 }
 
 struct Finding {
@@ -167,7 +206,8 @@ void setup_inspect(CLI::App& app) {
   CLI::App* show = cmd->add_subcommand("show", "one entry: config, report, source, PTX and SASS");
   show->add_option("name", opts->name, "kernel name")->required();
   CLI::App* audit = cmd->add_subcommand("audit", "flag spills, local memory, register/occupancy limits, hash mismatches");
-  for (CLI::App* sub : {list, show, audit}) {
+  CLI::App* winners = cmd->add_subcommand("winners", "tuned winners per problem and M bucket, with times and speedups over cuBLASLt");
+  for (CLI::App* sub : {list, show, audit, winners}) {
     sub->add_option("--cache", opts->cache, "cache file");
     sub->add_option("--filter", opts->filter, "only kernels whose name matches this regex");
     sub->add_flag("--json", opts->json, "print JSON");
@@ -175,6 +215,7 @@ void setup_inspect(CLI::App& app) {
   list->callback([opts] { run_list(*opts); });
   show->callback([opts] { run_show(*opts); });
   audit->callback([opts] { run_audit(*opts); });
+  winners->callback([opts] { run_winners(*opts); });
   cmd->callback([cmd, opts] {
     if (cmd->get_subcommands().empty()) run_list(*opts);
   });
