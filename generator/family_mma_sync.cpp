@@ -139,14 +139,16 @@ std::vector<KernelConfig> mma_sync_candidates(const GemmProblem& p, const Target
 
 // Cycles on the busiest SM: the blocks it runs one after another times each block's time,
 // the larger of its tensor work (~2048 int8 MACs per SM per cycle for mma.sync) and its
-// operand traffic (~32 bytes per SM per cycle from L2), stretched when fewer than 8 warps are
+// operand traffic (~32 bytes per SM per cycle from L2; rows past M read nothing), stretched when fewer than 8 warps are
 // resident to hide latency. Padding of partial tiles counts as work: that is what it costs.
 double mma_sync_cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
   const double tiles = std::ceil(double(std::max<int64_t>(m, 1)) / c.bm) * std::ceil(double(p.n) / c.bn);
   const int per_sm = std::max(1, blocks_per_sm(c, t));
   const double on_busiest = std::ceil(tiles / std::max(1, t.sm_count));
   const double k = double(p.k);
-  const double tile_cycles = std::max(double(c.bm) * c.bn * k / 2048.0, double(c.bm + c.bn) * k / 32.0);
+  // Rows past M are zero-filled without a global read: they cost mma work, not traffic.
+  const double rows_read = double(std::min<int64_t>(c.bm, std::max<int64_t>(m, 1)));
+  const double tile_cycles = std::max(double(c.bm) * c.bn * k / 2048.0, (rows_read + c.bn) * k / 32.0);
   const double resident_warps = std::min<double>(per_sm, on_busiest) * warps(c);
   const double efficiency = std::min(1.0, resident_warps / 8.0);
   return on_busiest * tile_cycles / efficiency;

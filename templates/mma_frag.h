@@ -48,17 +48,26 @@ I8G_HD constexpr int ldsm_b_chunk(int lane) { return (lane >> 3) & 1; }
 
 // --- shared memory ---------------------------------------------------------------------------
 // A tile is `rows` x BK bytes, k contiguous. The 16-byte chunk slot inside each 128-byte line
-// is XORed with the line index mod 8 (bits 4..6 ^= bits 7..9 of the byte offset): the eight
-// rows one ldmatrix phase reads at one k chunk then land in eight different slots, i.e. all 32
-// banks, for any BK that is a multiple of 32 (tested). A permutation inside each line, so it
-// is a bijection on any tile and cp.async's 16-byte writes stay whole.
-I8G_HD constexpr unsigned swizzle(unsigned byte_offset) {
-  return byte_offset ^ (((byte_offset >> 7) & 7u) << 4);
+// (bits 4..6 of the byte offset) is XORed with a key: the line index mod 8 when a line holds
+// one or more whole rows (BK <= 128), the row mod 8 when a row spans several lines (BK > 128).
+// Either way the eight rows one ldmatrix phase reads at one k chunk land in eight different
+// slots, i.e. all 32 banks (tested for BK = 32..256). It permutes slots inside a line, so it is
+// a bijection on the tile and cp.async's 16-byte writes stay whole.
+I8G_HD constexpr unsigned swizzle(unsigned byte_offset, unsigned key) {
+  return byte_offset ^ ((key & 7u) << 4);
 }
 template <int BK>
 I8G_HD constexpr unsigned tile_offset(int row, int chunk) {
-  return swizzle(unsigned(row) * BK + unsigned(chunk) * kChunk);
+  return swizzle(unsigned(row) * BK + unsigned(chunk) * kChunk,
+                 BK > 128 ? unsigned(row) : (unsigned(row) * BK + unsigned(chunk) * kChunk) >> 7);
 }
+
+// Global -> shared copy: chunk c of a tile goes to row c / (BK/16), chunk c % (BK/16), so
+// consecutive threads read consecutive 16 bytes of a row (coalesced) and write whole lines.
+template <int BK>
+I8G_HD constexpr int copy_row(int c) { return c / (BK / kChunk); }
+template <int BK>
+I8G_HD constexpr int copy_chunk(int c) { return c % (BK / kChunk); }
 
 // --- warp tiling -----------------------------------------------------------------------------
 // Warp w of WM x WN owns the (BM/WM) x (BN/WN) block of the output tile at (warp_m, warp_n).

@@ -52,28 +52,45 @@ __device__ __forceinline__ void mma_s8(int (&c)[4], const unsigned (&a)[4], unsi
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// Copies one ROWS x BK tile (rows row0.., k k0..) of a row-major [rows, K] int8 matrix into
-// the swizzled tile at `dst`; THREADS threads, one 16-byte chunk each per step.
+// Streams ROWS x BK tiles of a row-major [rows, K] int8 matrix into swizzled shared tiles.
+// Thread tid copies chunk tid % CPR of rows tid / CPR + s * RSTEP (s < STEPS): the same k chunk
+// every step, so one pointer, one bitmask of in-range rows and one k test per tile cover all
+// of its copies (fewer live registers than a pointer and predicate per copy).
 template <int ROWS, int BK, int THREADS>
-__device__ __forceinline__ void load_tile(unsigned dst, const signed char* src, long long row0,
-                                          long long rows, long long k0, long long K, int tid) {
-  constexpr int CPR = BK / mma::kChunk;  // chunks per row
-  constexpr int CHUNKS = ROWS * CPR;
-  constexpr int STEPS = (CHUNKS + THREADS - 1) / THREADS;
+struct TileLoader {
+  static constexpr int CPR = BK / mma::kChunk;  // chunks per row
+  static constexpr int RSTEP = THREADS / CPR;   // rows between a thread's copies
+  static constexpr int STEPS = (ROWS + RSTEP - 1) / RSTEP;
+  static_assert(THREADS % CPR == 0, "a block must cover whole rows of chunks");
+  static_assert(STEPS <= 32, "row mask is one 32-bit word");
+
+  const signed char* base;  // the matrix; also the (never read) address of zero-fill copies
+  const signed char* p;     // row r0's chunk at k = 0
+  long long K;
+  unsigned rows_in;         // bit s: row r0 + s * RSTEP exists
+  int r0, ch;
+
+  __device__ __forceinline__ TileLoader(const signed char* src, long long row0, long long rows,
+                                        long long K_, int tid)
+      : base(src), K(K_), rows_in(0), r0(mma::copy_row<BK>(tid)), ch(mma::copy_chunk<BK>(tid)) {
+    p = src + (row0 + r0) * K + ch * mma::kChunk;
 #pragma unroll
-  for (int s = 0; s < STEPS; ++s) {
-    const int c = tid + s * THREADS;
-    if (CHUNKS % THREADS == 0 || c < CHUNKS) {
-      const int r = c / CPR;  // consecutive threads walk along k: 16-byte coalesced reads
-      const int ch = c % CPR;
-      const long long gr = row0 + r;
-      const long long gk = k0 + ch * mma::kChunk;
-      const bool in = gr < rows && gk < K;
-      // An out-of-range chunk reads nothing, but its address must still be a valid one.
-      cp_async_16(dst + mma::tile_offset<BK>(r, ch), in ? src + gr * K + gk : src, in);
+    for (int s = 0; s < STEPS; ++s)
+      if (r0 + s * RSTEP < ROWS && row0 + r0 + s * RSTEP < rows) rows_in |= 1u << s;
+  }
+
+  __device__ __forceinline__ void load(unsigned dst, long long k0) const {
+    const bool k_in = k0 + ch * mma::kChunk < K;
+#pragma unroll
+    for (int s = 0; s < STEPS; ++s) {
+      // Rows past the tile get no copy at all: a zero-fill there would land in the next tile.
+      if (ROWS % RSTEP != 0 && r0 + s * RSTEP >= ROWS) break;
+      const bool in = k_in && ((rows_in >> s) & 1u);
+      cp_async_16(dst + mma::tile_offset<BK>(r0 + s * RSTEP, ch),
+                  in ? p + (long long)s * RSTEP * K + k0 : base, in);
     }
   }
-}
+};
 
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLIT_K, long long N_,
           long long K_, int LAYOUT, int ACT, int WSC, int OUT, int BIAS, int ASYM>
@@ -120,11 +137,13 @@ __global__ void __launch_bounds__(32 * WM * WN)
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0;
 
   const int ktiles = int((K + BK - 1) / BK);
+  const TileLoader<BM, BK, THREADS> xload(args.x, m0, M, K, tid);
+  const TileLoader<BN, BK, THREADS> wload(args.w, n0, N, K, tid);
   auto load_stage = [&](int stage, int kt) {
     const unsigned sa = base + stage * STAGE_BYTES;
     const long long k0 = (long long)kt * BK;
-    load_tile<BM, BK, THREADS>(sa, args.x, m0, M, k0, K, tid);
-    load_tile<BN, BK, THREADS>(sa + A_BYTES, args.w, n0, N, k0, K, tid);
+    xload.load(sa, k0);
+    wload.load(sa + A_BYTES, k0);
   };
 
   // Prologue: STAGES-1 tiles in flight. Every iteration commits one group (empty ones too),
