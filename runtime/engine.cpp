@@ -197,12 +197,6 @@ const Engine::Loaded& Engine::load(const KernelSpec& spec) {
   l->spec = spec;
   l->module = std::make_unique<Module>(k.binary);
   l->fn = l->module->function(k.lowered_name);
-  // Dynamic shared memory does not depend on m. Above 48 KiB a launch fails unless the
-  // function opted in first; doing it here keeps the run path free of driver calls.
-  const unsigned smem = launch_shape(spec, 1).dynamic_smem;
-  if (smem > 48 * 1024)
-    check_cu(driver().cuFuncSetAttribute(l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(smem)),
-             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
   return *loaded_.emplace(name, std::move(l)).first->second;
 }
 
