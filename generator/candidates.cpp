@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "generator/error.hpp"
+#include "generator/families.hpp"
 #include "generator/generator.hpp"
 
 namespace i8g {
@@ -61,7 +62,7 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
       if (t.sm < 61) return "dp4a needs sm_61 or later";
       return simt_invalid_reason(p, c, t);
     case Family::mma_sync:
-      return "the mma_sync family is not built yet";
+      return mma_sync_invalid_reason(p, c, t);
   }
   return "unknown family";
 }
@@ -94,29 +95,41 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
           if (c.bn > 2 * std::max<int64_t>(p.n, 32)) continue;  // mostly padding
           if (invalid_reason(p, c, t).empty()) out.push_back(c);
         }
+  for (const KernelConfig& c : mma_sync_candidates(p, t)) out.push_back(c);
   return out;
 }
 
-// Untuned choice: the candidate with the fewest estimated cycles, modelling waves of blocks
-// over the SMs and per-block work that falls with larger thread tiles (fewer shared loads
-// per dp4a). Ties go to the first candidate, so the choice is deterministic.
-KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m) {
-  const std::vector<KernelConfig> cs = candidates(p, t);
+namespace {
+
+// Untuned simt_dp4a choice: the candidate with the fewest estimated cycles, modelling waves of
+// blocks over the SMs and per-block work that falls with larger thread tiles (fewer shared
+// loads per dp4a). Ties go to the first candidate, so the choice is deterministic.
+double simt_cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
+  const double tiles = std::ceil(double(std::max<int64_t>(m, 1)) / c.bm) * std::ceil(double(p.n) / c.bn);
+  const int per_sm = std::max(1, std::min(t.max_threads_per_sm / c.threads(), t.max_blocks_per_sm));
+  const double waves = std::ceil(tiles / (double(t.sm_count) * per_sm));
+  const double loads_per_dp4a = double(c.tm + c.tn) / (c.tm * c.tn);
+  return waves * (double(c.bm) * c.bn / c.threads()) * (1.0 + loads_per_dp4a) *
+         (double(per_sm * c.threads()) / t.max_threads_per_sm < 0.5 ? 1.5 : 1.0);
+}
+
+}  // namespace
+
+KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m, Family family) {
+  std::vector<KernelConfig> cs = candidates(p, t);
+  cs.erase(std::remove_if(cs.begin(), cs.end(), [&](const KernelConfig& c) { return c.family != family; }),
+           cs.end());
   if (cs.empty()) {
-    throw Error("heuristic_default", fmt::format("no kernel config suits {} on {}: {}", p.key(),
-                                                 t.arch, p.invalid_reason().empty()
-                                                             ? "no candidate fits the target"
-                                                             : p.invalid_reason()));
+    throw Error("heuristic_default", fmt::format("no {} config suits {} on {}: {}", to_string(family),
+                                                 p.key(), t.arch,
+                                                 p.invalid_reason().empty()
+                                                     ? "no candidate fits the target"
+                                                     : p.invalid_reason()));
   }
   const KernelConfig* best = nullptr;
   double best_cost = 0;
   for (const KernelConfig& c : cs) {
-    const double tiles = std::ceil(double(std::max<int64_t>(m, 1)) / c.bm) * std::ceil(double(p.n) / c.bn);
-    const int per_sm = std::max(1, std::min(t.max_threads_per_sm / c.threads(), t.max_blocks_per_sm));
-    const double waves = std::ceil(tiles / (double(t.sm_count) * per_sm));
-    const double loads_per_dp4a = double(c.tm + c.tn) / (c.tm * c.tn);
-    const double cost = waves * (double(c.bm) * c.bn / c.threads()) * (1.0 + loads_per_dp4a) *
-                        (double(per_sm * c.threads()) / t.max_threads_per_sm < 0.5 ? 1.5 : 1.0);
+    const double cost = family == Family::mma_sync ? mma_sync_cost(p, c, t, m) : simt_cost(p, c, t, m);
     if (!best || cost < best_cost) {
       best = &c;
       best_cost = cost;
@@ -125,6 +138,13 @@ KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m)
   return *best;
 }
 
-int required_alignment(const KernelConfig& c) { return c.vec; }
+// Tensor cores where the problem allows them (sm_80+, [N,K] weights, K % 16 == 0); the
+// reference family everywhere else.
+KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m) {
+  if (!mma_sync_candidates(p, t).empty()) return heuristic_default(p, t, m, Family::mma_sync);
+  return heuristic_default(p, t, m, Family::simt_dp4a);
+}
+
+int required_alignment(const KernelConfig& c) { return c.family == Family::mma_sync ? 16 : c.vec; }
 
 }  // namespace i8g

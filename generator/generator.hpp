@@ -17,8 +17,12 @@ std::vector<KernelConfig> candidates(const GemmProblem& problem, const Target& t
 std::string invalid_reason(const GemmProblem& problem, const KernelConfig& config,
                            const Target& target);
 
-// The config used where nothing was tuned: a rule of M, N, K and the target.
+// The config used where nothing was tuned: a rule of M, N, K and the target. Tensor-core
+// families where the problem allows them, simt_dp4a otherwise.
 KernelConfig heuristic_default(const GemmProblem& problem, const Target& target, int64_t m);
+// The same rule restricted to one family; throws Error when that family has no candidate.
+KernelConfig heuristic_default(const GemmProblem& problem, const Target& target, int64_t m,
+                               Family family);
 
 // Source for one kernel: an include of its family's template plus one instantiation.
 Source emit(const KernelSpec& spec);
@@ -31,7 +35,8 @@ Source emit_utility(const std::string& arch);
 // it; beyond 8192, max_m itself. Only buckets needed for M in [1, max_m].
 std::vector<int64_t> m_buckets(int64_t max_m);
 
-// Grid, block and dynamic shared memory for a launch over `m` rows.
+// Grid, block and dynamic shared memory for a launch over `m` rows. A dynamic_smem above 48 KiB
+// needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES set on the function before launch.
 LaunchShape launch_shape(const KernelSpec& spec, int64_t m);
 
 // Byte alignment the kernel's vector loads need of x and w (and of their row pitch).

@@ -38,7 +38,7 @@ TEST(SimtDp4a, DefaultConfigsCompileWithoutSpillsOnEveryArch) {
     std::set<std::string> seen;
     for (GemmProblem p : kTp4) {
       for (int64_t m : m_buckets(4096)) {
-        KernelSpec s{p, heuristic_default(p, t, m), t.arch};
+        KernelSpec s{p, heuristic_default(p, t, m, Family::simt_dp4a), t.arch};
         if (seen.insert(s.name()).second) specs.push_back(s);
       }
     }
@@ -60,7 +60,7 @@ TEST(SimtDp4a, EveryOptionCompilesOnSm75AndSm90a) {
           GemmProblem p{1000, 4095, l, ActScale::per_token, WeightScale::per_channel, o,
                         bool(flags & 1), bool(flags & 2)};
           if (!p.invalid_reason().empty()) continue;
-          specs.push_back({p, heuristic_default(p, t, 16), t.arch});
+          specs.push_back({p, heuristic_default(p, t, 16, Family::simt_dp4a), t.arch});
         }
     std::vector<Source> sources;
     for (const KernelSpec& s : specs) sources.push_back(emit(s));
@@ -73,7 +73,8 @@ TEST(SimtDp4a, EveryCandidateOfAShapeCompilesWithoutSpills) {
   const Target t = Target::from_arch("sm_90a");
   const GemmProblem p{2560, 4096};
   std::vector<KernelSpec> specs;
-  for (const KernelConfig& c : candidates(p, t)) specs.push_back({p, c, t.arch});
+  for (const KernelConfig& c : candidates(p, t))
+    if (c.family == Family::simt_dp4a) specs.push_back({p, c, t.arch});
   std::vector<Source> sources;
   for (const KernelSpec& s : specs) sources.push_back(emit(s));
   const auto outcomes = compile_all(*make_compiler(t), sources, t, 0);

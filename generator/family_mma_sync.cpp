@@ -1,0 +1,168 @@
+// The mma_sync family's rules (templates/mma_sync.cuh): validity, candidates from budgets, a
+// wave/tile cost model for the untuned default, and the instantiation text.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "generator/families.hpp"
+
+namespace i8g {
+namespace {
+
+constexpr int kMmaM = 16, kMmaK = 32;
+constexpr int kWarpTileNStep = 16;  // one ldmatrix.x4 on B feeds two n8 tiles
+constexpr int kChunk = 16;          // cp.async bytes; K and row pitches must keep it aligned
+
+int out_code(OutType o) {
+  switch (o) {
+    case OutType::bf16: return 0;
+    case OutType::f16: return 1;
+    case OutType::f32: return 2;
+    case OutType::i32: return 3;
+  }
+  return 0;
+}
+
+int warps(const KernelConfig& c) { return c.wm * c.wn; }
+
+// Blocks of `c` one SM holds at once, from threads, shared memory (+1 KiB the driver reserves
+// per block on sm_80+), registers and the block limit.
+int blocks_per_sm(const KernelConfig& c, const Target& t) {
+  const int threads = c.threads();
+  const int by_threads = t.max_threads_per_sm / threads;
+  const int by_smem = t.smem_per_sm / (mma_sync_smem_bytes(c) + 1024);
+  const int by_regs = t.regs_per_sm / (mma_sync_register_estimate(c) * threads);
+  return std::max(0, std::min({by_threads, by_smem, by_regs, t.max_blocks_per_sm}));
+}
+
+// The warp arrangement of `nwarps` over a bm x bn tile whose warp tiles are closest to square
+// (fewest shared-memory fragment loads per mma), or {0, 0} when none tiles it.
+std::pair<int, int> arrange(int bm, int bn, int nwarps) {
+  std::pair<int, int> best{0, 0};
+  double best_skew = 0;
+  for (int wm = 1; wm <= nwarps; wm *= 2) {
+    const int wn = nwarps / wm;
+    if (bm % (kMmaM * wm) != 0 || bn % (kWarpTileNStep * wn) != 0) continue;
+    const double skew = std::fabs(std::log2(double(bm / wm) / double(bn / wn)));
+    if (best.first == 0 || skew < best_skew) {
+      best = {wm, wn};
+      best_skew = skew;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+int mma_sync_smem_bytes(const KernelConfig& c) { return c.stages * (c.bm + c.bn) * c.bk; }
+
+// Accumulators (one int32 per output per thread), A and B fragments of one k32 step twice over
+// (the compiler overlaps the next step's ldmatrix with this step's mma), and ~40 for
+// addresses, loop state and the epilogue's operands.
+int mma_sync_register_estimate(const KernelConfig& c) {
+  const int wtm = c.bm / std::max(c.wm, 1), wtn = c.bn / std::max(c.wn, 1);
+  const int acc = wtm * wtn / 32;
+  const int frags = 2 * ((wtm / kMmaM) * 4 + (wtn / 8) * 2);
+  return acc + frags + 40;
+}
+
+std::string mma_sync_invalid_reason(const GemmProblem& p, const KernelConfig& c, const Target& t) {
+  if (t.sm < 80) return "mma_sync needs sm_80 or later (cp.async and int8 m16n8k32)";
+  if (p.layout == WeightLayout::kn)
+    return "mma_sync reads [N,K] weights (the mma's .col B operand); [K,N] weights run on simt_dp4a";
+  if (p.k % kChunk != 0)
+    return fmt::format("K={} is not a multiple of 16, which 16-byte cp.async rows need "
+                       "(simt_dp4a covers it)", p.k);
+  if (c.split_k != 1) return "mma_sync does not split K yet (split_k must be 1)";
+  if (c.tm != 0 || c.tn != 0) return "mma_sync has no thread tile (tm = tn = 0)";
+  if (c.vec != kChunk) return "mma_sync loads 16 bytes per cp.async (vec = 16)";
+  if (c.wm < 1 || c.wn < 1 || warps(c) > 8 || (warps(c) & (warps(c) - 1)) != 0)
+    return fmt::format("{}x{} warps (need 1 to 8, a power of two)", c.wm, c.wn);
+  if (c.bm <= 0 || c.bn <= 0 || c.bm % (kMmaM * c.wm) != 0)
+    return fmt::format("bm={} over {} warps: the warp tile M must be a multiple of 16", c.bm, c.wm);
+  if (c.bn % (kWarpTileNStep * c.wn) != 0)
+    return fmt::format("bn={} over {} warps: the warp tile N must be a multiple of 16", c.bn, c.wn);
+  if (c.bm > 256 || c.bn > 256) return "block tiles above 256 x 256";
+  if (c.bk < kMmaK || c.bk > 256 || c.bk % kMmaK != 0)
+    return fmt::format("bk={} must be a multiple of 32 in [32, 256]", c.bk);
+  if (c.stages < 2 || c.stages > 6) return fmt::format("{} stages (need 2 to 6)", c.stages);
+  const int smem = mma_sync_smem_bytes(c);
+  if (smem > t.smem_per_block_optin)
+    return fmt::format("{} bytes of shared memory above the target's {} per block", smem,
+                       t.smem_per_block_optin);
+  const int regs = mma_sync_register_estimate(c);
+  if (regs > t.max_regs_per_thread) return fmt::format("~{} registers per thread", regs);
+  if (regs * c.threads() > t.regs_per_sm) return "one block needs more registers than an SM has";
+  return {};
+}
+
+// Rules: block tiles bm in {16..256} (M is unknown here: small tiles serve decode, large ones
+// prefill), bn in {32..256} (not past the padded N), bk 64 or 128. Warps: 8 for tiles of at
+// least 128x128, else 4, fewer only where smaller warp tiles than 16x16 would be needed; each
+// arranged for square-ish warp tiles. Stages: as many as fit, up to 4 and up to the number of
+// K tiles; a 2-stage ring (no overlap beyond one tile) is kept only when K has <= 2 tiles.
+// Budgets (shared memory, registers) then prune. At most 5 x 4 x 2 = 40 configs per problem.
+std::vector<KernelConfig> mma_sync_candidates(const GemmProblem& p, const Target& t) {
+  std::vector<KernelConfig> out;
+  if (t.amd || t.sm < 80 || p.layout == WeightLayout::kn || p.k % kChunk != 0) return out;
+  int64_t n_pow2 = 32;
+  while (n_pow2 < p.n) n_pow2 *= 2;
+  for (int bm : {16, 32, 64, 128, 256})
+    for (int bn : {32, 64, 128, 256})
+      for (int bk : {64, 128}) {
+        if (bn > n_pow2) continue;  // all padding past N
+        const int ktiles = int((p.k + bk - 1) / bk);
+        if (bk == 128 && ktiles < 2) continue;  // bk 64 covers K <= 64 at half the padding
+        std::pair<int, int> arr{0, 0};
+        for (int w = bm * bn >= 128 * 128 ? 8 : 4; w >= 1 && arr.first == 0; w /= 2)
+          arr = arrange(bm, bn, w);
+        if (arr.first == 0) continue;
+        KernelConfig c;
+        c.family = Family::mma_sync;
+        c.bm = bm;
+        c.bn = bn;
+        c.bk = bk;
+        c.tm = c.tn = 0;
+        c.wm = arr.first;
+        c.wn = arr.second;
+        c.split_k = 1;
+        c.vec = kChunk;
+        const int stage_bytes = (bm + bn) * bk;
+        c.stages = std::min({4, ktiles, t.smem_per_block_optin / stage_bytes});
+        c.stages = std::max(c.stages, 2);
+        if (c.stages < 3 && ktiles > 2) continue;
+        if (mma_sync_invalid_reason(p, c, t).empty()) out.push_back(c);
+      }
+  return out;
+}
+
+// Cycles on the busiest SM: the blocks it runs one after another times each block's time,
+// the larger of its tensor work (~2048 int8 MACs per SM per cycle for mma.sync) and its
+// operand traffic (~32 bytes per SM per cycle from L2; rows past M read nothing), stretched when fewer than 8 warps are
+// resident to hide latency. Padding of partial tiles counts as work: that is what it costs.
+double mma_sync_cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
+  const double tiles = std::ceil(double(std::max<int64_t>(m, 1)) / c.bm) * std::ceil(double(p.n) / c.bn);
+  const int per_sm = std::max(1, blocks_per_sm(c, t));
+  const double on_busiest = std::ceil(tiles / std::max(1, t.sm_count));
+  const double k = double(p.k);
+  // Rows past M are zero-filled without a global read: they cost mma work, not traffic.
+  const double rows_read = double(std::min<int64_t>(c.bm, std::max<int64_t>(m, 1)));
+  const double tile_cycles = std::max(double(c.bm) * c.bn * k / 2048.0, (rows_read + c.bn) * k / 32.0);
+  const double resident_warps = std::min<double>(per_sm, on_busiest) * warps(c);
+  const double efficiency = std::min(1.0, resident_warps / 8.0);
+  return on_busiest * tile_cycles / efficiency;
+}
+
+std::string mma_sync_entry(const KernelSpec& s) {
+  const GemmProblem& p = s.problem;
+  const KernelConfig& c = s.config;
+  return fmt::format(
+      "i8g::mma_sync_kernel<{}, {}, {}, {}, {}, {}, {}, {}LL, {}LL, {}, {}, {}, {}, {}, {}>", c.bm,
+      c.bn, c.bk, c.wm, c.wn, c.stages, c.split_k, p.n, p.k, p.layout == WeightLayout::kn ? 1 : 0,
+      p.act_scale == ActScale::per_token ? 1 : 0,
+      p.weight_scale == WeightScale::per_channel ? 1 : 0, out_code(p.out), p.bias ? 1 : 0,
+      p.asymmetric ? 1 : 0);
+}
+
+}  // namespace i8g

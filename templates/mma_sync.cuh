@@ -1,0 +1,226 @@
+// mma_sync: the Ampere-style tensor-core family (sm_80+). A block computes a BM x BN output
+// tile with WM x WN warps; each warp owns a (BM/WM) x (BN/WN) tile of m16n8k32 int8 MMAs.
+//
+// Data path: x [M,K] and w [N,K] tiles (k contiguous) stream through a STAGES-deep ring in
+// dynamic shared memory with 16-byte cp.async.cg copies (bypassing L1: every byte is used
+// once per block); ldmatrix.x4 turns the swizzled tiles into A and B fragments (mma_frag.h
+// holds and the host tests check every index formula). [N,K] rows are exactly the .col B
+// operand, so neither operand is transposed.
+//
+// Tails: rows past M or N and chunks past K are zero-filled by cp.async's src-size = 0 (a zero
+// adds nothing to the dot product); K must be a multiple of 16 so a chunk is never partial.
+// Output stores are guarded per element. The epilogue is epilogue.cuh's, element by element,
+// so results are bit-identical to simt_dp4a and the CPU reference.
+#pragma once
+#include "epilogue.cuh"
+#include "mma_frag.h"
+
+namespace i8g {
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared, or 16 zero bytes when !in (src-size 0 reads nothing).
+__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, bool in) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(in ? 16 : 0)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int PENDING>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+__device__ __forceinline__ void ldsm_x4(unsigned addr, unsigned (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr)
+               : "memory");
+}
+
+__device__ __forceinline__ void mma_s8(int (&c)[4], const unsigned (&a)[4], unsigned b0,
+                                       unsigned b1) {
+  // Not volatile: a pure function of its operands, free to be scheduled.
+  asm(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Streams ROWS x BK tiles of a row-major [rows, K] int8 matrix into swizzled shared tiles.
+// Thread tid copies chunk tid % CPR of rows tid / CPR + s * RSTEP (s < STEPS): the same k chunk
+// every step, so one pointer, one bitmask of in-range rows and one k test per tile cover all
+// of its copies (fewer live registers than a pointer and predicate per copy).
+template <int ROWS, int BK, int THREADS>
+struct TileLoader {
+  static constexpr int CPR = BK / mma::kChunk;  // chunks per row
+  static constexpr int RSTEP = THREADS / CPR;   // rows between a thread's copies
+  static constexpr int STEPS = (ROWS + RSTEP - 1) / RSTEP;
+  static_assert(THREADS % CPR == 0, "a block must cover whole rows of chunks");
+  static_assert(STEPS <= 32, "row mask is one 32-bit word");
+
+  const signed char* base;  // the matrix; also the (never read) address of zero-fill copies
+  const signed char* p;     // row r0's chunk at k = 0
+  long long K;
+  unsigned rows_in;         // bit s: row r0 + s * RSTEP exists
+  int r0, ch;
+
+  __device__ __forceinline__ TileLoader(const signed char* src, long long row0, long long rows,
+                                        long long K_, int tid)
+      : base(src), K(K_), rows_in(0), r0(mma::copy_row<BK>(tid)), ch(mma::copy_chunk<BK>(tid)) {
+    p = src + (row0 + r0) * K + ch * mma::kChunk;
+#pragma unroll
+    for (int s = 0; s < STEPS; ++s)
+      if (r0 + s * RSTEP < ROWS && row0 + r0 + s * RSTEP < rows) rows_in |= 1u << s;
+  }
+
+  __device__ __forceinline__ void load(unsigned dst, long long k0) const {
+    const bool k_in = k0 + ch * mma::kChunk < K;
+#pragma unroll
+    for (int s = 0; s < STEPS; ++s) {
+      // Rows past the tile get no copy at all: a zero-fill there would land in the next tile.
+      if (ROWS % RSTEP != 0 && r0 + s * RSTEP >= ROWS) break;
+      const bool in = k_in && ((rows_in >> s) & 1u);
+      cp_async_16(dst + mma::tile_offset<BK>(r0 + s * RSTEP, ch),
+                  in ? p + (long long)s * RSTEP * K + k0 : base, in);
+    }
+  }
+};
+
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLIT_K, long long N_,
+          long long K_, int LAYOUT, int ACT, int WSC, int OUT, int BIAS, int ASYM>
+__global__ void __launch_bounds__(32 * WM * WN)
+    mma_sync_kernel(const __grid_constant__ I8gArgs args) {
+  constexpr int THREADS = 32 * WM * WN;
+  constexpr int WTM = BM / WM;  // warp tile
+  constexpr int WTN = BN / WN;
+  constexpr int MT = WTM / mma::kM;  // m16 tiles per warp
+  constexpr int NT = WTN / mma::kN;  // n8 tiles per warp
+  constexpr int A_BYTES = BM * BK;
+  constexpr int STAGE_BYTES = (BM + BN) * BK;
+  static_assert(LAYOUT == kLayoutNK, "mma_sync reads [N,K] weights; [K,N] runs on simt_dp4a");
+  static_assert(SPLIT_K == 1, "mma_sync does not split K yet");
+  static_assert(BM % WM == 0 && WTM % mma::kM == 0, "warp tile M must be a multiple of 16");
+  static_assert(BN % WN == 0 && WTN % (2 * mma::kN) == 0,
+                "warp tile N must be a multiple of 16 (one ldmatrix.x4 feeds two n8 tiles)");
+  static_assert(BK % mma::kK == 0, "BK must be a multiple of the mma K (32)");
+  static_assert(STAGES >= 2 && STAGES <= 6, "2 to 6 pipeline stages");
+  static_assert(K_ % mma::kChunk == 0, "K must be a multiple of 16 (16-byte cp.async rows)");
+  static_assert(A_BYTES % 128 == 0 && STAGE_BYTES % 128 == 0,
+                "tiles must be whole 128-byte lines (swizzle and ldmatrix alignment)");
+
+  extern __shared__ __align__(128) unsigned char smem[];
+
+  const long long M = args.m;
+  const long long N = N_ ? N_ : args.n;
+  const long long K = K_ ? K_ : args.k;
+  const long long m0 = (long long)blockIdx.y * BM;
+  const long long n0 = (long long)blockIdx.x * BN;
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int wrow = mma::warp_m(warp, WN) * WTM;  // warp tile origin inside the block tile
+  const int wcol = mma::warp_n(warp, WN) * WTN;
+  const unsigned base = smem_addr(smem);
+
+  int acc[MT][NT][4];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0;
+
+  const int ktiles = int((K + BK - 1) / BK);
+  const TileLoader<BM, BK, THREADS> xload(args.x, m0, M, K, tid);
+  const TileLoader<BN, BK, THREADS> wload(args.w, n0, N, K, tid);
+  auto load_stage = [&](int stage, int kt) {
+    const unsigned sa = base + stage * STAGE_BYTES;
+    const long long k0 = (long long)kt * BK;
+    xload.load(sa, k0);
+    wload.load(sa + A_BYTES, k0);
+  };
+
+  // Prologue: STAGES-1 tiles in flight. Every iteration commits one group (empty ones too),
+  // so "wait until at most STAGES-2 groups are pending" always means "tile kt has landed".
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < ktiles) load_stage(s, s);
+    cp_async_commit();
+  }
+
+  int stage = 0;
+  for (int kt = 0; kt < ktiles; ++kt) {
+    cp_async_wait<STAGES - 2>();
+    // Makes tile kt visible to every warp, and ends every warp's reads of tile kt-1, whose
+    // slot the prefetch below overwrites.
+    __syncthreads();
+    const int pf = kt + STAGES - 1;
+    if (pf < ktiles) load_stage(pf % STAGES, pf);
+    cp_async_commit();
+
+    const unsigned sa = base + stage * STAGE_BYTES;
+    const unsigned sb = sa + A_BYTES;
+#pragma unroll
+    for (int kk = 0; kk < BK / mma::kK; ++kk) {
+      unsigned a[MT][4];
+      unsigned b[NT / 2][4];
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+        ldsm_x4(sa + mma::tile_offset<BK>(wrow + i * mma::kM + mma::ldsm_a_row(lane),
+                                          2 * kk + mma::ldsm_a_chunk(lane)),
+                a[i]);
+#pragma unroll
+      for (int j = 0; j < NT / 2; ++j)
+        ldsm_x4(sb + mma::tile_offset<BK>(wcol + j * 2 * mma::kN + mma::ldsm_b_row(lane),
+                                          2 * kk + mma::ldsm_b_chunk(lane)),
+                b[j]);
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+          mma_s8(acc[i][j], a[i], b[j / 2][2 * (j & 1)], b[j / 2][2 * (j & 1) + 1]);
+    }
+    stage = stage + 1 == STAGES ? 0 : stage + 1;
+  }
+  cp_async_wait<0>();  // only empty groups can remain; leave nothing in flight at exit
+
+  // Epilogue: thread owns rows wrow + 16i + {g, g+8} and columns wcol + 8j + {2t, 2t+1}.
+  float sx[MT][2];
+  int zp[MT][2];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long m = m0 + wrow + i * mma::kM + mma::c_row(lane, 2 * h);
+      sx[i][h] = 0.0f;
+      zp[i][h] = 0;
+      if (m < M) load_row_operands<ACT, OUT, ASYM>(args, m, sx[i][h], zp[i][h]);
+    }
+#pragma unroll
+  for (int j = 0; j < NT; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const long long n = n0 + wcol + j * mma::kN + mma::c_col(lane, e);
+      if (n >= N) continue;
+      float sw, b;
+      int colsum;
+      load_col_operands<WSC, OUT, BIAS, ASYM>(args, n, sw, b, colsum);
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const long long m = m0 + wrow + i * mma::kM + mma::c_row(lane, 2 * h);
+          if (m < M)
+            finish<OUT, BIAS, ASYM>(args.out, m * N + n, acc[i][j][2 * h + e], sx[i][h],
+                                    zp[i][h], sw, b, colsum);
+        }
+    }
+}
+
+}  // namespace i8g

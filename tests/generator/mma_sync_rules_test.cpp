@@ -1,0 +1,173 @@
+// The mma_sync family's generator rules: where it runs, why a config is refused, the untuned
+// default's choice, launch shape and emitted source. (Every candidate validating and its name
+// round-tripping is pinned for all families in generator_test.cpp.)
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "generator/error.hpp"
+#include "generator/generator.hpp"
+
+using namespace i8g;
+
+namespace {
+
+const GemmProblem kTp4[] = {{2560, 4096}, {4096, 2048}, {768, 4096}, {4096, 384}};
+const char* kTensorArchs[] = {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
+
+std::vector<KernelConfig> mma_of(const GemmProblem& p, const Target& t) {
+  std::vector<KernelConfig> out;
+  for (const KernelConfig& c : candidates(p, t))
+    if (c.family == Family::mma_sync) out.push_back(c);
+  return out;
+}
+
+KernelConfig some_mma(const GemmProblem& p, const Target& t) {
+  const std::vector<KernelConfig> cs = mma_of(p, t);
+  EXPECT_FALSE(cs.empty());
+  return cs.empty() ? KernelConfig{} : cs.front();
+}
+
+}  // namespace
+
+TEST(MmaSyncRules, CandidatesExistExactlyWhereTheFamilyRuns) {
+  for (const char* arch : kTensorArchs) {
+    const Target t = Target::from_arch(arch);
+    for (const GemmProblem& p : kTp4) {
+      const size_t n = mma_of(p, t).size();
+      EXPECT_GT(n, 0u) << p.key() << " on " << arch;
+      EXPECT_LE(n, 40u) << p.key() << " on " << arch << ": keep tune --compile-only quick";
+    }
+    EXPECT_TRUE(mma_of({2560, 4095}, t).empty()) << "K % 16 != 0 needs simt_dp4a";
+    EXPECT_TRUE(mma_of({2560, 4104}, t).empty()) << "K % 16 == 8 needs simt_dp4a";
+    EXPECT_TRUE(mma_of({2560, 4096, WeightLayout::kn}, t).empty()) << "[K,N] needs simt_dp4a";
+  }
+  EXPECT_TRUE(mma_of({2560, 4096}, Target::from_arch("sm_75")).empty());
+}
+
+TEST(MmaSyncRules, InvalidReasonNamesTheBrokenRule) {
+  const Target t = Target::from_arch("sm_90a");
+  const GemmProblem p{2560, 4096};
+  const KernelConfig good = some_mma(p, t);
+  ASSERT_EQ(invalid_reason(p, good, t), "");
+  auto why = [&](KernelConfig c, GemmProblem q = GemmProblem{2560, 4096},
+                 const char* arch = "sm_90a") {
+    return invalid_reason(q, c, Target::from_arch(arch));
+  };
+  auto has = [](const std::string& s, const char* w) { return s.find(w) != std::string::npos; };
+  EXPECT_TRUE(has(why(good, p, "sm_75"), "sm_80")) << why(good, p, "sm_75");
+  EXPECT_TRUE(has(why(good, {2560, 4096, WeightLayout::kn}), "[K,N]"));
+  EXPECT_TRUE(has(why(good, {2560, 4088}), "multiple of 16"));
+  KernelConfig c = good;
+  c.split_k = 2;
+  EXPECT_TRUE(has(why(c), "split"));
+  c = good;
+  c.bm = 48;
+  c.wm = 2;
+  EXPECT_TRUE(has(why(c), "warp tile M"));
+  c = good;
+  c.bn = c.wn * 8;
+  EXPECT_TRUE(has(why(c), "warp tile N"));
+  c = good;
+  c.bk = 48;
+  EXPECT_TRUE(has(why(c), "bk="));
+  c = good;
+  c.stages = 7;
+  EXPECT_TRUE(has(why(c), "stages"));
+  c = good;
+  c.bm = c.bn = 256;
+  c.bk = 256;
+  c.stages = 6;
+  c.wm = c.wn = 2;
+  EXPECT_TRUE(has(why(c), "shared memory")) << why(c);
+  c = good;
+  c.bm = c.bn = 256;
+  c.bk = 64;
+  c.stages = 2;
+  c.wm = 1;
+  c.wn = 2;  // 256 x 128 warp tiles: 1024 accumulators per thread
+  EXPECT_TRUE(has(why(c), "registers")) << why(c);
+  c = good;
+  c.tm = 4;
+  EXPECT_NE(why(c), "");
+  c = good;
+  c.vec = 4;
+  EXPECT_NE(why(c), "");
+}
+
+TEST(MmaSyncRules, EveryCandidateFitsItsTargetsSharedMemory) {
+  for (const char* arch : kTensorArchs) {
+    const Target t = Target::from_arch(arch);
+    for (const GemmProblem& p : kTp4)
+      for (const KernelConfig& c : mma_of(p, t)) {
+        const LaunchShape s = launch_shape({p, c, t.arch}, 1);
+        EXPECT_EQ(int(s.dynamic_smem), c.stages * (c.bm + c.bn) * c.bk);
+        EXPECT_LE(int(s.dynamic_smem), t.smem_per_block_optin) << c;
+        EXPECT_GE(c.stages, 2);
+        EXPECT_EQ(c.static_smem_bytes(), 0) << "mma_sync uses dynamic shared memory only";
+      }
+  }
+}
+
+TEST(MmaSyncRules, HeuristicPrefersTensorCoresFromSm80AndFallsBack) {
+  for (const char* arch : kTensorArchs) {
+    const Target t = Target::from_arch(arch);
+    for (const GemmProblem& p : kTp4)
+      for (int64_t m : {1, 16, 65, 256, 4096}) {
+        const KernelConfig d = heuristic_default(p, t, m);
+        EXPECT_EQ(d.family, Family::mma_sync) << p.key() << " m=" << m << " on " << arch;
+        EXPECT_EQ(invalid_reason(p, d, t), "");
+        EXPECT_EQ(d, heuristic_default(p, t, m));  // deterministic
+        EXPECT_EQ(heuristic_default(p, t, m, Family::simt_dp4a).family, Family::simt_dp4a);
+      }
+    EXPECT_EQ(heuristic_default({2560, 4095}, t, 16).family, Family::simt_dp4a);
+    EXPECT_EQ(heuristic_default({2560, 4096, WeightLayout::kn}, t, 16).family, Family::simt_dp4a);
+    EXPECT_THROW(heuristic_default({2560, 4095}, t, 16, Family::mma_sync), Error);
+  }
+  EXPECT_EQ(heuristic_default({2560, 4096}, Target::from_arch("sm_75"), 16).family, Family::simt_dp4a);
+}
+
+TEST(MmaSyncRules, DecodeGetsShortTilesAndPrefillLargeOnes) {
+  const Target t = Target::from_arch("sm_90a");
+  for (const GemmProblem& p : kTp4) {
+    EXPECT_LE(heuristic_default(p, t, 1).bm, 32) << p.key();
+    EXPECT_LE(heuristic_default(p, t, 16).bm, 32) << p.key();
+    EXPECT_GE(heuristic_default(p, t, 4096).bm, 64) << p.key();
+  }
+}
+
+TEST(MmaSyncRules, LaunchShapeAndAlignment) {
+  const Target t = Target::from_arch("sm_80");
+  const GemmProblem p{1000, 4096};
+  for (const KernelConfig& c : mma_of(p, t)) {
+    EXPECT_EQ(required_alignment(c), 16);
+    for (int64_t m : {1, 65, 3072}) {
+      const LaunchShape s = launch_shape({p, c, t.arch}, m);
+      EXPECT_EQ(int64_t(s.grid[0]), (p.n + c.bn - 1) / c.bn);
+      EXPECT_EQ(int64_t(s.grid[1]), (m + c.bm - 1) / c.bm);
+      EXPECT_EQ(s.grid[2], 1u);
+      EXPECT_EQ(int(s.block[0]), 32 * c.wm * c.wn);
+    }
+  }
+}
+
+TEST(MmaSyncEmit, SourceMatchesGoldenFile) {
+  GemmProblem p{2560, 4096};
+  p.bias = true;
+  KernelConfig c;
+  c.family = Family::mma_sync;
+  c.bm = 128; c.bn = 128; c.bk = 64; c.tm = 0; c.tn = 0; c.wm = 2; c.wn = 4; c.stages = 4; c.vec = 16;
+  const KernelSpec spec{p, c, "sm_90a"};
+  ASSERT_EQ(invalid_reason(p, c, Target::from_arch("sm_90a")), "");
+  const Source s = emit(spec);
+  const std::string path = std::string(I8G_SOURCE_DIR) + "/tests/generator/golden/mma_sync_bias.cu";
+  std::ifstream f(path);
+  ASSERT_TRUE(f) << "missing " << path;
+  std::stringstream golden;
+  golden << f.rdbuf();
+  EXPECT_EQ(s.code, golden.str());
+  EXPECT_EQ(s.name, "i8g_sm90a_mma_sync_n2560_k4096_nk_tok_ch_bf16_bias_bm128_bn128_bk64_tm0_tn0_wm2_wn4_s4_sk1_v16");
+  EXPECT_EQ(s.entry, "i8g::mma_sync_kernel<128, 128, 64, 2, 4, 4, 1, 2560LL, 4096LL, 0, 1, 1, 0, 1, 0>");
+  EXPECT_EQ(KernelSpec::parse_name(s.name), spec);
+}

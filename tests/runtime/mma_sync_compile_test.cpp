@@ -1,0 +1,101 @@
+// The mma_sync family compiles with NVRTC for every tensor-core arch it targets: the configs
+// prepare picks for the seed TP4 shapes have no spills and no stack frame, and their SASS
+// holds the instructions the design depends on (IMMA tensor ops, LDSM = ldmatrix, LDGSTS =
+// cp.async). What runs on a GPU is checked in tests/gpu.
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <set>
+
+#include "generator/generator.hpp"
+#include "runtime/compiler.hpp"
+#include "runtime/report.hpp"
+
+using namespace i8g;
+
+namespace {
+
+const GemmProblem kTp4[] = {{2560, 4096}, {4096, 2048}, {768, 4096}, {4096, 384}};
+
+int mix(const ResourceReport& r, const char* op) {
+  auto it = r.instruction_mix.find(op);
+  return it == r.instruction_mix.end() ? 0 : it->second;
+}
+
+void expect_clean(const KernelSpec& spec, const CompileOutcome& o, const Target& t, bool print) {
+  ASSERT_TRUE(o.binary) << spec.name() << ": " << o.error;
+  const LaunchShape shape = launch_shape(spec, 1);
+  const ResourceReport r = make_report(*o.binary, t, int(shape.block[0]), int(shape.dynamic_smem));
+  EXPECT_GT(r.registers, 0) << spec.name();
+  EXPECT_EQ(r.spill_store_bytes, 0) << spec.name();
+  EXPECT_EQ(r.spill_load_bytes, 0) << spec.name();
+  EXPECT_EQ(r.stack_frame_bytes, 0) << spec.name();
+  EXPECT_TRUE(r.consistent) << spec.name();
+  EXPECT_EQ(r.static_smem_bytes, 0) << spec.name() << ": the stage ring is dynamic";
+  EXPECT_GT(r.blocks_per_sm, 0) << spec.name();
+  if (r.sass_available) {
+    EXPECT_GT(mix(r, "IMMA"), 0) << spec.name() << " has no IMMA in its SASS";
+    EXPECT_GT(mix(r, "LDSM"), 0) << spec.name() << " has no ldmatrix (LDSM) in its SASS";
+    EXPECT_GT(mix(r, "LDGSTS"), 0) << spec.name() << " has no cp.async (LDGSTS) in its SASS";
+    EXPECT_EQ(mix(r, "LDL") + mix(r, "STL"), 0) << spec.name() << " touches local memory";
+  }
+  if (print)
+    std::cout << spec.name() << ": " << r.registers << " regs, " << shape.dynamic_smem
+              << " B smem, " << r.blocks_per_sm << " blocks/SM, IMMA=" << mix(r, "IMMA")
+              << " LDSM=" << mix(r, "LDSM") << " LDGSTS=" << mix(r, "LDGSTS") << "\n";
+}
+
+void compile_and_check(const Target& t, const std::vector<KernelSpec>& specs, bool print) {
+  std::vector<Source> sources;
+  for (const KernelSpec& s : specs) sources.push_back(emit(s));
+  const auto outcomes = compile_all(*make_compiler(t), sources, t, 0);
+  for (size_t i = 0; i < specs.size(); ++i) expect_clean(specs[i], outcomes[i], t, print);
+}
+
+}  // namespace
+
+TEST(MmaSync, DefaultConfigsCompileWithoutSpillsAndUseTensorCores) {
+  for (const char* arch : {"sm_80", "sm_86", "sm_89", "sm_90a"}) {
+    const Target t = Target::from_arch(arch);
+    std::vector<KernelSpec> specs;
+    std::set<std::string> seen;
+    for (const GemmProblem& p : kTp4)
+      for (int64_t m : {1, 16, 256, 4096}) {
+        KernelSpec s{p, heuristic_default(p, t, m), t.arch};
+        ASSERT_EQ(s.config.family, Family::mma_sync) << s.name();
+        if (seen.insert(s.name()).second) specs.push_back(s);
+      }
+    compile_and_check(t, specs, std::string(arch) == "sm_90a");
+  }
+}
+
+TEST(MmaSync, EveryEpilogueOptionCompilesWithTails) {
+  // N = 1000 leaves a partial N tile, K = 4080 a partial K tile (zero-filled chunks).
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    const Target t = Target::from_arch(arch);
+    std::vector<KernelSpec> specs;
+    for (OutType o : {OutType::bf16, OutType::f16, OutType::f32, OutType::i32})
+      for (int flags = 0; flags < 4; ++flags) {
+        GemmProblem p{1000, 4080, WeightLayout::nk, ActScale::per_token, WeightScale::per_channel, o,
+                      bool(flags & 1), bool(flags & 2)};
+        if (!p.invalid_reason().empty()) continue;
+        specs.push_back({p, heuristic_default(p, t, 16, Family::mma_sync), t.arch});
+      }
+    GemmProblem tensor_scales{1000, 4080, WeightLayout::nk, ActScale::per_tensor, WeightScale::per_tensor};
+    specs.push_back({tensor_scales, heuristic_default(tensor_scales, t, 4096, Family::mma_sync), t.arch});
+    compile_and_check(t, specs, false);
+  }
+}
+
+TEST(MmaSync, EveryCandidateOfAShapeCompilesWithoutSpills) {
+  // The register estimate must keep every candidate clear of spills, on the smallest-smem and
+  // the largest-smem targets (their candidate sets differ in stages and tiles).
+  for (const char* arch : {"sm_86", "sm_90a"}) {
+    const Target t = Target::from_arch(arch);
+    const GemmProblem p{2560, 4096};
+    std::vector<KernelSpec> specs;
+    for (const KernelConfig& c : candidates(p, t))
+      if (c.family == Family::mma_sync) specs.push_back({p, c, t.arch});
+    compile_and_check(t, specs, false);
+  }
+}
