@@ -8,6 +8,7 @@
 #include "generator/error.hpp"
 #include "generator/families.hpp"
 #include "generator/generator.hpp"
+#include "generator/rules.hpp"
 
 namespace i8g {
 namespace {
@@ -16,15 +17,6 @@ namespace {
 // column of its tile, the epilogue operands, and ~40 for addresses and loop state.
 int simt_register_estimate(const KernelConfig& c) {
   return c.tm * c.tn + 2 * (c.tm + c.tn) + 3 * c.tn + 40;
-}
-
-// The widest global load (bytes) that every row of x and w keeps aligned.
-int widest_vector(const GemmProblem& p) {
-  for (int v : {16, 8, 4}) {
-    const bool rows_ok = p.k % v == 0 && (p.layout == WeightLayout::nk || p.n % v == 0);
-    if (rows_ok) return v;
-  }
-  return 1;
 }
 
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
@@ -54,10 +46,21 @@ std::string simt_invalid_reason(const GemmProblem& p, const KernelConfig& c, con
 
 }  // namespace
 
+int widest_vector(const GemmProblem& p) {
+  for (int v : {16, 8, 4}) {
+    const bool rows_ok = p.k % v == 0 && (p.layout == WeightLayout::nk || p.n % v == 0);
+    if (rows_ok) return v;
+  }
+  return 1;
+}
+
 std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Target& t) {
   if (std::string why = p.invalid_reason(); !why.empty()) return why;
-  if (t.amd) return "no AMD family in this build";
+  if (t.amd && c.family != Family::mfma)
+    return fmt::format("{} is an NVIDIA family; {} takes mfma", to_string(c.family), t.arch);
   switch (c.family) {
+    case Family::mfma:
+      return mfma_invalid_reason(p, c, t);
     case Family::simt_dp4a:
       if (t.sm < 61) return "dp4a needs sm_61 or later";
       return simt_invalid_reason(p, c, t);
@@ -72,7 +75,8 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
 // most 2, one 32-byte or 64-byte K step, the widest aligned vector load. Budgets then prune.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
-  if (!p.invalid_reason().empty() || t.amd) return out;
+  if (!p.invalid_reason().empty()) return out;
+  if (t.amd) return mfma_candidates(p, t);
   const int vec = widest_vector(p);
   for (int cols : {32, 64})
     for (int rows : {2, 4, 8})
@@ -129,7 +133,9 @@ KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m,
   const KernelConfig* best = nullptr;
   double best_cost = 0;
   for (const KernelConfig& c : cs) {
-    const double cost = family == Family::mma_sync ? mma_sync_cost(p, c, t, m) : simt_cost(p, c, t, m);
+    const double cost = family == Family::mma_sync ? mma_sync_cost(p, c, t, m)
+                        : family == Family::mfma   ? mfma_cost(p, c, t, m)
+                                                   : simt_cost(p, c, t, m);
     if (!best || cost < best_cost) {
       best = &c;
       best_cost = cost;
@@ -141,6 +147,7 @@ KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m,
 // Tensor cores where the problem allows them (sm_80+, [N,K] weights, K % 16 == 0); the
 // reference family everywhere else.
 KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m) {
+  if (t.amd) return heuristic_default(p, t, m, Family::mfma);
   if (!mma_sync_candidates(p, t).empty()) return heuristic_default(p, t, m, Family::mma_sync);
   return heuristic_default(p, t, m, Family::simt_dp4a);
 }

@@ -31,6 +31,19 @@ std::string simt_entry(const KernelSpec& s) {
                      p.bias ? 1 : 0, p.asymmetric ? 1 : 0);
 }
 
+// Same problem parameters, in the same order, as simt_entry; the tile part follows
+// mfma_kernel's template: BM, BN, BK, INSTR, WM, WN, STAGES, VEC.
+std::string mfma_entry(const KernelSpec& s) {
+  const GemmProblem& p = s.problem;
+  const KernelConfig& c = s.config;
+  return fmt::format("i8g::mfma_kernel<{}, {}, {}, {}, {}, {}, {}, {}, {}LL, {}LL, {}, {}, {}, {}, {}, {}>",
+                     c.bm, c.bn, c.bk, c.tm, c.wm, c.wn, c.stages, c.vec, p.n, p.k,
+                     p.layout == WeightLayout::kn ? 1 : 0,
+                     p.act_scale == ActScale::per_token ? 1 : 0,
+                     p.weight_scale == WeightScale::per_channel ? 1 : 0, out_code(p.out),
+                     p.bias ? 1 : 0, p.asymmetric ? 1 : 0);
+}
+
 }  // namespace
 
 Source emit(const KernelSpec& spec) {
@@ -41,6 +54,12 @@ Source emit(const KernelSpec& spec) {
     case Family::simt_dp4a:
       src.entry = simt_entry(spec);
       src.code = fmt::format("// {}\n#include \"simt_dp4a.cuh\"\n\ntemplate __global__ void {}(const __grid_constant__ I8gArgs);\n",
+                             src.name, src.entry);
+      return src;
+    case Family::mfma:
+      // HIP has no __grid_constant__: the argument block is passed by value.
+      src.entry = mfma_entry(spec);
+      src.code = fmt::format("// {}\n#include \"mfma.hip.h\"\n\ntemplate __global__ void {}(const I8gArgs);\n",
                              src.name, src.entry);
       return src;
     case Family::mma_sync:

@@ -26,11 +26,12 @@ const char* to_string(Family v) {
   switch (v) {
     case Family::simt_dp4a: return "simt_dp4a";
     case Family::mma_sync: return "mma_sync";
+    case Family::mfma: return "mfma";
   }
   return "?";
 }
 std::optional<Family> parse_family(const std::string& s) {
-  for (Family f : {Family::simt_dp4a, Family::mma_sync})
+  for (Family f : {Family::simt_dp4a, Family::mma_sync, Family::mfma})
     if (s == to_string(f)) return f;
   return std::nullopt;
 }
@@ -121,13 +122,46 @@ std::vector<std::string> Target::supported_archs() {
   return {"sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
 }
 
+std::vector<std::string> Target::supported_amd_archs() { return {"gfx908", "gfx90a"}; }
+
+// CDNA facts: the CDNA1/CDNA2 ISA guides and LLVM's AMDGPU subtarget tables (AMDGPUBaseInfo:
+// wave slots, VGPR allocation granule, SGPR file). CU counts are the flagship parts: MI100
+// (120 CUs) and one MI250X GCD (110 CUs). gfx908 has separate 256-entry VGPR and AGPR files;
+// gfx90a unifies them into 512 per lane, allocated in units of 8.
+static Target amd_target(const std::string& arch) {
+  Target t;
+  t.arch = arch;
+  t.amd = true;
+  t.warp_size = 64;
+  t.simds_per_cu = 4;
+  t.smem_per_block_optin = 64 * 1024;  // LDS per workgroup
+  t.smem_per_sm = 64 * 1024;           // LDS per CU
+  t.vgprs_per_simd_lane = 512;
+  t.sgprs_per_simd = 800;
+  t.max_sgprs_per_wave = 102;
+  t.max_regs_per_thread = 512;
+  t.regs_per_sm = t.simds_per_cu * t.vgprs_per_simd_lane * 64;
+  t.max_blocks_per_sm = 16;  // workgroups of 2+ waves per CU (one barrier each)
+  const bool cdna2 = arch == "gfx90a";
+  t.sm_count = cdna2 ? 110 : 120;
+  t.max_waves_per_simd = cdna2 ? 8 : 10;
+  t.vgpr_granule = cdna2 ? 8 : 4;
+  t.unified_vgprs = cdna2;
+  t.max_threads_per_sm = t.simds_per_cu * t.max_waves_per_simd * 64;
+  return t;
+}
+
 Target Target::from_arch(const std::string& arch_in) {
   static const std::regex re(R"(^sm_?(\d{2,3})(a?)$)");
   std::smatch m;
-  const std::string supported = fmt::format("{}", fmt::join(supported_archs(), ", "));
-  if (arch_in.rfind("gfx", 0) == 0)
-    throw Error("Target", fmt::format("AMD target '{}' is not supported by this build "
-                                      "(supported: {})", arch_in, supported));
+  const std::string supported = fmt::format("{}, {}", fmt::join(supported_archs(), ", "),
+                                            fmt::join(supported_amd_archs(), ", "));
+  if (arch_in.rfind("gfx", 0) == 0) {
+    if (arch_in == "gfx90a" || arch_in == "gfx908") return amd_target(arch_in);
+    throw Error("Target", fmt::format("AMD target '{}' is not supported: this hipRTC (ROCm 5.2) "
+                                      "compiles CDNA gfx908 and gfx90a only (supported: {})",
+                                      arch_in, fmt::join(supported_amd_archs(), ", ")));
+  }
   if (!std::regex_match(arch_in, m, re))
     throw Error("Target", fmt::format("unknown arch '{}' (supported: {})", arch_in, supported));
   Target t;
@@ -163,12 +197,15 @@ std::string Target::to_string() const {
 
 int KernelConfig::threads() const {
   if (family == Family::simt_dp4a) return tm > 0 && tn > 0 ? (bm / tm) * (bn / tn) : 0;
+  if (family == Family::mfma) return 64 * wm * wn;
   return 32 * wm * wn;
 }
 
 int KernelConfig::static_smem_bytes() const {
   // simt_dp4a keeps A and B as packed 4-byte words, k-word-major, each row padded by one word.
   if (family == Family::simt_dp4a) return (bk / 4) * ((bm + 1) + (bn + 1)) * 4 * stages;
+  // mfma keeps rows of x and columns of w k-contiguous, each padded by one 4-byte word.
+  if (family == Family::mfma) return stages * (bm + bn) * (bk + 4);
   return 0;
 }
 
@@ -211,7 +248,7 @@ std::string KernelSpec::name() const {
 }
 
 KernelSpec KernelSpec::parse_name(const std::string& name) {
-  static const std::regex re(std::string(R"(^i8g_(sm\d{2,3}a?|gfx[0-9a-f]{3,4})_(simt_dp4a|mma_sync)_)") +
+  static const std::regex re(std::string(R"(^i8g_(sm\d{2,3}a?|gfx[0-9a-f]{3,4})_(simt_dp4a|mma_sync|mfma)_)") +
                              kProblemPattern + "_" + kConfigPattern + "$");
   std::smatch m;
   if (name.size() > 512 || !std::regex_match(name, m, re))

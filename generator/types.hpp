@@ -40,7 +40,8 @@ struct GemmProblem {
   bool operator!=(const GemmProblem& o) const { return !(*this == o); }
 };
 
-// What code is generated for: an NVIDIA arch (sm_75 .. sm_90a) or, later, an AMD gfx target.
+// What code is generated for: an NVIDIA arch (sm_75 .. sm_90a) or an AMD CDNA target (gfx908,
+// gfx90a). For AMD, "SM" reads "CU", "shared memory" reads "LDS", "warp" reads "wavefront".
 struct Target {
   std::string arch;            // canonical: "sm_90a", "sm_80", "gfx90a"
   bool amd = false;
@@ -54,22 +55,34 @@ struct Target {
   int max_threads_per_sm = 0;
   int max_blocks_per_sm = 0;
   int warp_size = 32;
+  // AMD only (0 / false on NVIDIA): per-SIMD register files and wave slots.
+  int simds_per_cu = 0;
+  int max_waves_per_simd = 0;    // 8 on gfx90a, 10 on gfx908
+  int vgprs_per_simd_lane = 0;   // 512: VGPR + AGPR file per lane of one SIMD
+  int vgpr_granule = 0;          // allocation unit of the (unified) VGPR count
+  bool unified_vgprs = false;    // gfx90a: VGPRs and AGPRs share one file of 512
+  int sgprs_per_simd = 0;        // 800 on GFX9
+  int max_sgprs_per_wave = 0;    // 102 addressable, VCC included
 
-  // Facts for the named arch (hardware limits from the CUDA programming guide); throws Error
+  // Facts for the named arch (hardware limits from the CUDA programming guide, the AMD CDNA
+  // ISA guides and LLVM's AMDGPU target description); throws Error
   // for an unknown or unsupported name. sm_count defaults to the arch's flagship part.
   static Target from_arch(const std::string& arch);
-  // Archs the generator emits for (NVRTC 13: 75 80 86 87 89 90 90a).
+  // Archs the generator emits for: NVIDIA (NVRTC 13: 75 80 86 87 89 90 90a) and AMD (hipRTC
+  // 5.2: gfx908 gfx90a; compiled and audited only, no AMD GPU runs them here).
   static std::vector<std::string> supported_archs();
+  static std::vector<std::string> supported_amd_archs();
   std::string to_string() const;
 };
 
-enum class Family { simt_dp4a, mma_sync };
+enum class Family { simt_dp4a, mma_sync, mfma };
 
 struct KernelConfig {
   Family family = Family::simt_dp4a;
   int bm = 64, bn = 64, bk = 32;  // block tile
-  int tm = 4, tn = 4;             // per-thread tile (simt); 0 where unused
-  int wm = 1, wn = 1;             // warps along M and N (tensor-core families)
+  int tm = 4, tn = 4;             // per-thread tile (simt); mfma: the instruction's M and N
+                                  // (32: v_mfma_i32_32x32x8i8, 16: v_mfma_i32_16x16x16i8)
+  int wm = 1, wn = 1;             // warps (AMD: wavefronts) along M and N
   int stages = 1;                 // shared-memory pipeline depth
   int split_k = 1;                // K slices combined in the epilogue
   int vec = 16;                   // bytes per global load of x and w (16, 8, 4 or 1)

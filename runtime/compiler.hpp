@@ -1,4 +1,4 @@
-// Source -> Binary: one interface for NVRTC now and hipRTC later. The compiler knows nothing
+// Source -> Binary: one interface for NVRTC and hipRTC (runtime/hip_compiler.hpp). The compiler knows nothing
 // about GEMM; it turns a Source (code + name expression) into a loadable image plus the text a
 // human or the report needs (IR, the whole compiler log, the options used).
 #pragma once
@@ -18,12 +18,12 @@ struct Binary {
   std::string name;            // Source::name
   std::string arch;            // Target::arch, e.g. "sm_90a"
   std::string entry;           // the name expression compiled
-  std::string lowered_name;    // mangled symbol in the CUBIN (nvrtcGetLoweredName)
-  std::vector<uint8_t> image;  // CUBIN bytes
-  std::string ir;              // PTX text (nvrtcGetPTX): the readable IR
+  std::string lowered_name;    // mangled symbol in the CUBIN / code object
+  std::vector<uint8_t> image;  // CUBIN bytes, or the AMDGPU code object (ELF)
+  std::string ir;              // PTX text (nvrtcGetPTX); empty for hipRTC, which gives no IR
   std::string log;             // whole compiler log, embedded NUL bytes mapped to '\n'
   std::vector<std::string> options;
-  std::string compiler;        // e.g. "nvrtc 13.0"
+  std::string compiler;        // e.g. "nvrtc 13.0", "hiprtc 5.2.21153 comgr 2.4"
   double compile_ms = 0;
 };
 
@@ -35,7 +35,7 @@ class Compiler {
   virtual std::string version() const = 0;  // "nvrtc 13.0"
 };
 
-// NVRTC for NVIDIA targets; throws Error for AMD targets (no hipRTC backend yet).
+// NVRTC for NVIDIA targets, hipRTC for AMD ones (gfx908, gfx90a; others refused up front).
 std::unique_ptr<Compiler> make_compiler(const Target& target);
 
 // The options NVRTC gets for `target` (exposed so tests and the cache key can see them).

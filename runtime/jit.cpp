@@ -48,6 +48,10 @@ cache::StoredKernel make_stored_kernel(const KernelSpec& spec, const Source& src
   k.spill_bytes = (rep.spill_store_bytes < 0 && rep.spill_load_bytes < 0)
                       ? -1
                       : std::max(rep.spill_store_bytes, 0) + std::max(rep.spill_load_bytes, 0);
+  if (rep.amd.present)  // AMD counts spilled 32-bit registers: 4 bytes per lane each
+    k.spill_bytes = (rep.amd.vgpr_spills < 0 && rep.amd.sgpr_spills < 0)
+                        ? -1
+                        : 4 * (std::max(rep.amd.vgpr_spills, 0) + std::max(rep.amd.sgpr_spills, 0));
   k.smem_bytes = rep.static_smem_bytes < 0 ? -1 : rep.static_smem_bytes + int(shape.dynamic_smem);
   k.occupancy = rep.occupancy;
   k.compile_ms = bin.compile_ms;

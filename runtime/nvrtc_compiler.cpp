@@ -7,6 +7,7 @@
 
 #include "generator/embedded.hpp"
 #include "runtime/compiler.hpp"
+#include "runtime/hip_compiler.hpp"
 
 namespace i8g {
 namespace {
@@ -115,8 +116,7 @@ std::vector<std::string> nvrtc_options(const Target& target) {
 }
 
 std::unique_ptr<Compiler> make_compiler(const Target& target) {
-  if (target.amd)
-    throw Error("make_compiler", "no compiler for AMD target " + target.arch + " yet (hipRTC backend missing)");
+  if (target.amd) return make_hip_compiler(target);
   if (target.arch.rfind("sm_", 0) != 0)
     throw Error("make_compiler", "not an NVIDIA arch: '" + target.arch + "'");
   return std::make_unique<NvrtcCompiler>();

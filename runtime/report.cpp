@@ -12,6 +12,7 @@
 namespace i8g {
 
 ResourceReport make_report(const Binary& b, const Target& t, int threads_per_block, int dynamic_smem_bytes) {
+  if (t.amd) return make_amd_report(b, t, threads_per_block, dynamic_smem_bytes);
   ResourceReport r;
   r.symbol = b.lowered_name;
   r.threads_per_block = threads_per_block;
@@ -84,7 +85,7 @@ ResourceReport make_report(const Binary& b, const Target& t, int threads_per_blo
 }
 
 nlohmann::json ResourceReport::to_json() const {
-  return nlohmann::json{{"symbol", symbol},
+  nlohmann::json j{{"symbol", symbol},
                         {"registers", registers},
                         {"stack_frame_bytes", stack_frame_bytes},
                         {"spill_store_bytes", spill_store_bytes},
@@ -106,6 +107,8 @@ nlohmann::json ResourceReport::to_json() const {
                         {"sass_note", sass_note},
                         {"instruction_mix", instruction_mix},
                         {"notes", notes}};
+  if (amd.present) j["amd"] = amd.to_json();
+  return j;
 }
 
 ResourceReport ResourceReport::from_json(const nlohmann::json& j) {
@@ -133,6 +136,7 @@ ResourceReport ResourceReport::from_json(const nlohmann::json& j) {
     j.at("sass_note").get_to(r.sass_note);
     j.at("instruction_mix").get_to(r.instruction_mix);
     j.at("notes").get_to(r.notes);
+    if (j.contains("amd")) r.amd = AmdResources::from_json(j.at("amd"));  // absent in NVIDIA and older JSON
   } catch (const nlohmann::json::exception& e) {
     throw Error("ResourceReport::from_json", e.what());
   }
@@ -144,6 +148,28 @@ bool ResourceReport::operator==(const ResourceReport& o) const { return to_json(
 std::string ResourceReport::to_text() const {
   auto opt = [](int v) { return v >= 0 ? std::to_string(v) : std::string("?"); };
   std::string s = fmt::format("kernel        {}\n", symbol);
+  if (amd.present) {
+    s += fmt::format("target        {} (compiled and audited only: no AMD GPU runs it here)\n", amd.target);
+    s += fmt::format("VGPRs         {} (AGPRs {}), SGPRs {}\n", opt(amd.vgprs), opt(amd.agprs), opt(amd.sgprs));
+    s += fmt::format("LDS           {} B (descriptor {} B), scratch {} B (descriptor {} B)\n", opt(amd.lds_bytes),
+                     opt(amd.kd_lds_bytes), opt(amd.scratch_bytes), opt(amd.kd_scratch_bytes));
+    s += fmt::format("spills        {} VGPRs, {} SGPRs; dynamic stack {}\n", opt(amd.vgpr_spills),
+                     opt(amd.sgpr_spills), amd.dynamic_stack ? "yes" : "no");
+    s += fmt::format("metadata vs descriptor {}\n", consistent ? "consistent" : "DIFFERENT");
+    s += fmt::format("occupancy     {} workgroups/CU x {} threads = {:.2f} waves/SIMD = {:.0f}% (limited by {})\n",
+                     blocks_per_sm, threads_per_block, amd.waves_per_simd, occupancy * 100,
+                     occupancy_limiter.empty() ? "?" : occupancy_limiter);
+    s += fmt::format("MFMA          {}\n", amd.mfma);
+    if (sass_available) {
+      std::string mix;
+      for (const auto& [op, n] : instruction_mix) mix += fmt::format(" {}={}", op, n);
+      s += "instructions " + mix + "\n";
+    } else {
+      s += "ISA           unavailable: " + sass_note + "\n";
+    }
+    for (const auto& n : notes) s += "note          " + n + "\n";
+    return s;
+  }
   s += fmt::format("registers     {} (CUBIN {})\n", opt(registers), opt(elf_registers));
   s += fmt::format("static smem   {} B (CUBIN {} B), dynamic {} B\n", opt(static_smem_bytes),
                    opt(elf_static_smem_bytes), dynamic_smem_bytes);

@@ -1,5 +1,7 @@
 // ResourceReport: what a compiled kernel costs (registers, smem, stack, spills), whether the
 // ptxas log and the CUBIN agree, the occupancy it allows, and its SASS with an instruction mix.
+// AMD code objects fill the same fields where they mean the same thing (registers = VGPRs,
+// static smem = LDS, stack frame = scratch, sass = the AMDGPU ISA) and the rest in `amd`.
 #pragma once
 #include <map>
 #include <string>
@@ -10,6 +12,24 @@
 #include "runtime/compiler.hpp"
 
 namespace i8g {
+
+// What an AMDGPU code object says about one kernel: the metadata note (first witness) and the
+// kernel descriptor the hardware reads (second witness); -1 where absent.
+struct AmdResources {
+  bool present = false;
+  std::string target;  // amdhsa.target, e.g. "amdgcn-amd-amdhsa--gfx90a"
+  int vgprs = -1;      // .vgpr_count (gfx90a: VGPRs + AGPRs of the unified file)
+  int agprs = -1, sgprs = -1, lds_bytes = -1, scratch_bytes = -1;
+  int vgpr_spills = -1, sgpr_spills = -1;  // registers spilled (.vgpr/.sgpr_spill_count)
+  bool dynamic_stack = false;
+  int wavefront_size = -1;
+  int kd_lds_bytes = -1, kd_scratch_bytes = -1;  // from the kernel descriptor
+  int kd_vgpr_blocks = -1, kd_sgpr_blocks = -1;  // COMPUTE_PGM_RSRC1 granulated counts + 1
+  double waves_per_simd = 0;                     // resident waves per SIMD (occupancy)
+  int mfma = 0;                                  // v_mfma instructions in the kernel's ISA
+  nlohmann::json to_json() const;
+  static AmdResources from_json(const nlohmann::json& j);
+};
 
 struct ResourceReport {
   std::string symbol;  // lowered name
@@ -29,6 +49,7 @@ struct ResourceReport {
   std::string sass_note;           // why SASS is missing, if it is
   std::map<std::string, int> instruction_mix;  // base mnemonic -> count, plus "total", "tensor_core"
   std::vector<std::string> notes;
+  AmdResources amd;  // AMD code objects only (JSON key "amd", absent for NVIDIA)
 
   nlohmann::json to_json() const;
   static ResourceReport from_json(const nlohmann::json& j);  // throws Error on a malformed object
@@ -39,6 +60,15 @@ struct ResourceReport {
 // Everything the report can learn from `b` for a launch of `threads_per_block` threads and
 // `dynamic_smem_bytes`. Never throws for a bad log, CUBIN or missing nvdisasm: those go to notes.
 ResourceReport make_report(const Binary& b, const Target& t, int threads_per_block, int dynamic_smem_bytes);
+
+// The AMD half of make_report (runtime/amd_report.cpp): metadata, descriptor, occupancy per
+// SIMD and comgr's disassembly of the exact kernel symbol.
+ResourceReport make_amd_report(const Binary& b, const Target& t, int threads_per_block, int dynamic_smem_bytes);
+
+// Workgroups per CU for an AMD kernel (waves spread over the CU's SIMDs); *limiter names the
+// tightest of "VGPRs", "SGPRs", "LDS", "wave slots", "workgroups".
+int estimate_amd_workgroups_per_cu(const Target& t, int vgprs, int agprs, int sgprs, int threads,
+                                   int lds_bytes, std::string* limiter);
 
 // Resident blocks per SM by the CUDA occupancy calculator's rules (see occupancy.cpp).
 // smem_per_block is the kernel's static + dynamic smem, without the driver's reserved block.

@@ -3,8 +3,11 @@
 # packages already present are not fetched again.
 set -euo pipefail
 
+# libamdhip64-dev, libhiprtc-builtins5, libamd-comgr-dev: hipRTC + comgr (ROCm 5.2) for the
+# AMD backend (compiled and audited here, never run); llvm-14: llvm-objdump-14 for AMDGPU ISA.
 debs=(cmake g++ make pkg-config libsqlite3-dev libfmt-dev libcli11-dev libgtest-dev
-      nlohmann-json3-dev libssl-dev)
+      nlohmann-json3-dev libssl-dev libamdhip64-dev libhiprtc-builtins5 libamd-comgr-dev
+      llvm-14)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

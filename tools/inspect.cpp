@@ -1,7 +1,9 @@
 // i8gemm inspect: list, show and audit cache entries (ISA, registers, spills, occupancy).
 // Opens the cache read-only and loads nothing onto a GPU: safe on an untrusted file.
+// AMD entries (gfx*) are compiled and audited only: no AMD GPU runs them here.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <algorithm>
@@ -24,14 +26,48 @@ struct InspectOptions {
   bool json = false;
 };
 
+constexpr const char* kAmdNotice =
+    "AMD entries are compiled and audited only, not executed: no AMD GPU is available here";
+
+bool is_amd(const cache::StoredKernel& k) { return k.key.arch.rfind("gfx", 0) == 0; }
+
+// The version this build's compiler for each arch family reports ("" when it cannot be made,
+// e.g. hipRTC absent: such entries then show as stale).
+class Versions {
+ public:
+  const std::string& of(const std::string& arch) {
+    const bool amd = arch.rfind("gfx", 0) == 0;
+    std::string& v = amd ? amd_ : nvidia_;
+    bool& known = amd ? amd_known_ : nvidia_known_;
+    if (!known) {
+      known = true;
+      try {
+        v = make_compiler(Target::from_arch(amd ? "gfx90a" : "sm_80"))->version();
+      } catch (const std::exception&) {
+        v.clear();
+      }
+    }
+    return v;
+  }
+
+ private:
+  std::string nvidia_, amd_;
+  bool nvidia_known_ = false, amd_known_ = false;
+};
+
 // Entries made by another compiler or another version of the templates are unreachable by
 // lookups; inspect shows them as stale.
-bool is_stale(const cache::StoredKernel& k, const std::string& compiler_version) {
-  return k.key.generator_hash != generator_hash() || k.key.compiler_version != compiler_version;
+bool is_stale(const cache::StoredKernel& k, Versions& versions) {
+  return k.key.generator_hash != generator_hash() || k.key.compiler_version != versions.of(k.key.arch);
 }
 
-std::string current_compiler_version() {
-  return make_compiler(Target::from_arch("sm_80"))->version();
+AmdResources amd_of(const cache::StoredKernel& k) {
+  if (k.report_json.empty()) return {};
+  try {
+    return ResourceReport::from_json(nlohmann::json::parse(k.report_json)).amd;
+  } catch (const std::exception&) {
+    return {};
+  }
 }
 
 nlohmann::json summary_json(const cache::StoredKernel& k, bool stale) {
@@ -41,6 +77,15 @@ nlohmann::json summary_json(const cache::StoredKernel& k, bool stale) {
           {"registers", k.registers}, {"smem_bytes", k.smem_bytes}, {"stack_bytes", k.stack_bytes},
           {"spill_bytes", k.spill_bytes}, {"occupancy", k.occupancy},
           {"binary_bytes", k.binary_size}, {"stale", stale}};
+}
+
+nlohmann::json summary_json(const cache::StoredKernel& k, bool stale, const AmdResources& a) {
+  nlohmann::json j = summary_json(k, stale);
+  if (a.present) {
+    j["amd"] = a.to_json();
+    j["executed"] = false;  // compiled and audited only
+  }
+  return j;
 }
 
 std::vector<cache::StoredKernel> select(cache::Cache& c, const std::string& filter, bool blobs) {
@@ -53,26 +98,45 @@ std::vector<cache::StoredKernel> select(cache::Cache& c, const std::string& filt
 
 void run_list(const InspectOptions& o) {
   cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
-  const std::string cv = current_compiler_version();
+  Versions cv;
   const auto ks = select(c, o.filter, false);
   if (o.json) {
     nlohmann::json arr = nlohmann::json::array();
-    for (const auto& k : ks) arr.push_back(summary_json(k, is_stale(k, cv)));
+    for (const auto& k : ks) arr.push_back(summary_json(k, is_stale(k, cv), amd_of(k)));
     fmt::print("{}\n", arr.dump(2));
     return;
   }
-  fmt::print("{:<100} {:<7} {:>4} {:>7} {:>6} {:>6} {:>5} {:>6}\n", "name", "arch", "regs", "smem",
-             "stack", "spills", "occ", "status");
-  for (const auto& k : ks)
+  const size_t amd = size_t(std::count_if(ks.begin(), ks.end(), is_amd));
+  const bool header = amd < ks.size() || ks.empty();
+  if (header)
+    fmt::print("{:<100} {:<7} {:>4} {:>7} {:>6} {:>6} {:>5} {:>6}\n", "name", "arch", "regs", "smem",
+               "stack", "spills", "occ", "status");
+  for (const auto& k : ks) {
+    if (is_amd(k)) continue;
     fmt::print("{:<100} {:<7} {:>4} {:>7} {:>6} {:>6} {:>4.0f}% {:>6}\n", k.key.name, k.key.arch,
                k.registers, k.smem_bytes, k.stack_bytes, k.spill_bytes, 100 * k.occupancy,
                is_stale(k, cv) ? "stale" : "ok");
+  }
+  if (amd > 0) {
+    if (header) fmt::print("\n");
+    fmt::print("{:<100} {:<7} {:>4} {:>4} {:>4} {:>6} {:>7} {:>6} {:>4} {:>5} {:>6}\n", "name", "arch", "vgpr",
+               "agpr", "sgpr", "lds", "scratch", "spills", "mfma", "occ", "status");
+    for (const auto& k : ks) {
+      if (!is_amd(k)) continue;
+      const AmdResources a = amd_of(k);
+      fmt::print("{:<100} {:<7} {:>4} {:>4} {:>4} {:>6} {:>7} {:>6} {:>4} {:>4.0f}% {:>6}\n", k.key.name,
+                 k.key.arch, a.vgprs, a.agprs, a.sgprs, a.lds_bytes, a.scratch_bytes,
+                 std::max(a.vgpr_spills, 0) + std::max(a.sgpr_spills, 0), a.mfma, 100 * k.occupancy,
+                 is_stale(k, cv) ? "stale" : "ok");
+    }
+    fmt::print("{}; spills are spilled registers, occupancy is waves per SIMD.\n", kAmdNotice);
+  }
   fmt::print("{} kernels in {}\n", ks.size(), c.path());
 }
 
 void run_show(const InspectOptions& o) {
   cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
-  const std::string cv = current_compiler_version();
+  Versions cv;
   std::vector<cache::StoredKernel> matches;
   for (auto& k : c.list_kernels({})) if (k.key.name == o.name) matches.push_back(k);
   if (matches.empty()) throw Error("inspect show", fmt::format("no kernel named '{}' in {}", o.name, c.path()));
@@ -84,7 +148,7 @@ void run_show(const InspectOptions& o) {
   const cache::StoredKernel& k = *full;
   ResourceReport rep = ResourceReport::from_json(nlohmann::json::parse(k.report_json));
   if (o.json) {
-    nlohmann::json j = summary_json(k, is_stale(k, cv));
+    nlohmann::json j = summary_json(k, is_stale(k, cv), rep.amd);
     j["report"] = rep.to_json();
     j["options"] = k.options;
     j["source"] = k.source;
@@ -102,6 +166,7 @@ void run_show(const InspectOptions& o) {
              k.key.name, k.key.arch, k.key.compiler_version, k.key.generator_hash, k.family,
              k.problem_key, k.config, k.entry, k.lowered_name, fmt::join(k.options, " "),
              k.binary.size(), k.binary_sha256, is_stale(k, cv) ? "stale (another compiler or template version)" : "ok");
+  if (is_amd(k)) fmt::print("{}.\n\n", kAmdNotice);
   fmt::print("== report ==\n{}\n", rep.to_text());
   const std::vector<cache::Timing> ts = c.timings_for_kernel(k.id);
   if (!ts.empty()) {
@@ -115,11 +180,15 @@ void run_show(const InspectOptions& o) {
   }
   fmt::print("== source ==\n{}\n", k.source);
   fmt::print("== compiler log ==\n{}\n", k.log);
-  fmt::print("== PTX ==\n{}\n", k.ir);
-  if (k.isa.empty())
-    fmt::print("== SASS ==\nunavailable: {}\n", rep.sass_note.empty() ? "not recorded" : rep.sass_note);
+  if (is_amd(k))
+    fmt::print("== IR ==\nnone: hipRTC 5.2 returns only the code object\n");
   else
-    fmt::print("== SASS ==\n{}\n", k.isa);
+    fmt::print("== PTX ==\n{}\n", k.ir);
+  const char* isa_title = is_amd(k) ? "AMDGPU ISA (comgr disassembly of the kernel symbol)" : "SASS";
+  if (k.isa.empty())
+    fmt::print("== {} ==\nunavailable: {}\n", isa_title, rep.sass_note.empty() ? "not recorded" : rep.sass_note);
+  else
+    fmt::print("== {} ==\n{}\n", isa_title, k.isa);
 }
 
 void run_winners(const InspectOptions& o) {
@@ -153,9 +222,35 @@ struct Finding {
   std::string severity, name, what;
 };
 
+// The seed's acceptance checks, on the code object's own fields: the exact kernel symbol is
+// found, metadata and descriptor agree, nothing spills or uses scratch, the ISA has MFMAs.
+// A failed check rejects the candidate (severity "reject": a non-zero exit).
+void audit_amd(const cache::StoredKernel& k, std::vector<Finding>& out) {
+  ResourceReport rep;
+  try {
+    rep = ResourceReport::from_json(nlohmann::json::parse(k.report_json));
+  } catch (const std::exception& e) {
+    out.push_back({"reject", k.key.name, std::string("resource report unreadable: ") + e.what()});
+    return;
+  }
+  const AmdResources& a = rep.amd;
+  if (!a.present || a.vgprs < 0 || a.sgprs < 0 || a.lds_bytes < 0 || a.scratch_bytes < 0 || a.vgpr_spills < 0)
+    out.push_back({"reject", k.key.name, "kernel " + rep.symbol + " has no metadata in its code object"});
+  if (a.vgpr_spills > 0 || a.sgpr_spills > 0)
+    out.push_back({"reject", k.key.name, fmt::format("spills {} VGPRs and {} SGPRs", a.vgpr_spills, a.sgpr_spills)});
+  if (a.scratch_bytes > 0) out.push_back({"reject", k.key.name, fmt::format("uses {} B of scratch per lane", a.scratch_bytes)});
+  if (a.dynamic_stack) out.push_back({"reject", k.key.name, "uses a dynamic stack"});
+  if (!rep.consistent)
+    out.push_back({"reject", k.key.name, "metadata and kernel descriptor disagree: " + fmt::format("{}", fmt::join(rep.notes, "; "))});
+  if (!rep.sass_available) out.push_back({"warning", k.key.name, "no ISA: " + rep.sass_note});
+  else if (a.mfma == 0) out.push_back({"reject", k.key.name, "no v_mfma instruction in the kernel's ISA"});
+  if (rep.occupancy > 0 && rep.occupancy < 0.25)
+    out.push_back({"warning", k.key.name, fmt::format("{:.2f} waves per SIMD (limited by {})", a.waves_per_simd, rep.occupancy_limiter)});
+}
+
 void run_audit(const InspectOptions& o) {
   cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
-  const std::string cv = current_compiler_version();
+  Versions cv;
   std::vector<Finding> findings;
   const cache::Cache::Audit a = c.audit();
   if (a.integrity != "ok") findings.push_back({"error", "(database)", "integrity check: " + a.integrity});
@@ -165,7 +260,14 @@ void run_audit(const InspectOptions& o) {
     for (const auto& k : ks) if (k.id == id) name = k.key.name;
     findings.push_back({"error", name, "stored binary does not match its sha256: it will never be loaded"});
   }
+  size_t amd = 0;
   for (const auto& k : ks) {
+    if (is_amd(k)) {
+      ++amd;
+      audit_amd(k, findings);
+      if (is_stale(k, cv)) findings.push_back({"info", k.key.name, "stale: made by another compiler or template version; lookups skip it"});
+      continue;
+    }
     if (k.spill_bytes > 0) findings.push_back({"warning", k.key.name, fmt::format("spills {} bytes", k.spill_bytes)});
     if (k.stack_bytes > 0) findings.push_back({"warning", k.key.name, fmt::format("uses {} bytes of local memory (stack frame)", k.stack_bytes)});
     if (k.registers >= 255) findings.push_back({"warning", k.key.name, "at the register limit (255)"});
@@ -186,7 +288,8 @@ void run_audit(const InspectOptions& o) {
   } else {
     for (const auto& f : findings) fmt::print("{:<8} {}: {}\n", f.severity, f.name, f.what);
   }
-  for (const auto& f : findings) errors += f.severity == "error";
+  for (const auto& f : findings) errors += f.severity == "error" || f.severity == "reject";
+  if (!o.json && amd > 0) fmt::print("{} ({} AMD entries).\n", kAmdNotice, amd);
   if (!o.json)
     fmt::print("audited {} kernels in {}: integrity {}, {} hash mismatches, {} findings\n", ks.size(),
                c.path(), a.integrity, a.hash_mismatch.size(), findings.size());

@@ -86,9 +86,10 @@ TEST(Compiler, EmptyEntryIsAnError) {
   EXPECT_THROW(make_compiler(t)->compile(src, t), Error);
 }
 
-TEST(Compiler, AmdTargetHasNoCompilerYet) {
+TEST(Compiler, AmdTargetsGetHipRtcAndOthersAreRefused) {
+  EXPECT_EQ(make_compiler(Target::from_arch("gfx90a"))->version().rfind("hiprtc ", 0), 0u);
   Target amd;
-  amd.arch = "gfx90a";
+  amd.arch = "gfx942";
   amd.amd = true;
   EXPECT_THROW(make_compiler(amd), Error);
 }

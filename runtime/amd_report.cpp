@@ -1,0 +1,221 @@
+// The AMD report joins two witnesses of one kernel in its code object: the metadata note
+// (registers, LDS, scratch, spills) and the kernel descriptor (what the hardware will
+// allocate), plus comgr's disassembly cut to the exact kernel symbol's address range. What is
+// missing or disagrees goes to `notes`; nothing here throws for a bad code object.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <sstream>
+
+#include "runtime/amd_code_object.hpp"
+#include "runtime/hip_compiler.hpp"
+#include "runtime/report.hpp"
+
+namespace i8g {
+namespace {
+
+int round_up(int x, int unit) { return unit > 0 ? (x + unit - 1) / unit * unit : x; }
+
+// Lines of `isa` whose "// <hex address>:" comment lies in [begin, end).
+std::string slice_by_address(const std::string& isa, uint64_t begin, uint64_t end) {
+  std::istringstream in(isa);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    const size_t c = line.find("// ");
+    if (c == std::string::npos) continue;
+    size_t used = 0;
+    uint64_t addr = 0;
+    try {
+      addr = std::stoull(line.substr(c + 3, 16), &used, 16);
+    } catch (...) {
+      continue;
+    }
+    if (used == 0 || line.compare(c + 3 + used, 1, ":") != 0) continue;
+    if (addr >= begin && addr < end) out += line + "\n";
+  }
+  return out;
+}
+
+std::map<std::string, int> amd_instruction_mix(const std::string& isa) {
+  std::map<std::string, int> mix;
+  std::istringstream in(isa);
+  std::string line;
+  int total = 0, mfma = 0, lds_read = 0, lds_write = 0;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string op;
+    if (!(words >> op) || op.find("//") == 0) continue;
+    ++mix[op];
+    ++total;
+    mfma += op.rfind("v_mfma", 0) == 0;
+    lds_read += op.rfind("ds_read", 0) == 0;
+    lds_write += op.rfind("ds_write", 0) == 0;
+  }
+  mix["total"] = total;
+  mix["mfma"] = mfma;
+  mix["lds_read"] = lds_read;
+  mix["lds_write"] = lds_write;
+  return mix;
+}
+
+}  // namespace
+
+int estimate_amd_workgroups_per_cu(const Target& t, int vgprs, int agprs, int sgprs, int threads,
+                                   int lds_bytes, std::string* limiter) {
+  auto result = [&](int wgs, const char* why) {
+    if (limiter) *limiter = why;
+    return wgs;
+  };
+  if (threads <= 0 || threads > 1024 || t.simds_per_cu <= 0) return result(0, "workgroups");
+  const int wave = t.warp_size > 0 ? t.warp_size : 64;
+  const int waves_per_wg = (threads + wave - 1) / wave;
+  // Per SIMD: the register files decide how many waves fit, capped by the wave slots.
+  int by_vgpr = t.max_waves_per_simd;
+  const int file = t.unified_vgprs ? t.vgprs_per_simd_lane : t.vgprs_per_simd_lane / 2;
+  const int used = t.unified_vgprs ? std::max(vgprs, 0) : std::max(std::max(vgprs, 0), std::max(agprs, 0));
+  if (used > 0) by_vgpr = std::min(by_vgpr, file / round_up(used, std::max(t.vgpr_granule, 1)));
+  int by_sgpr = t.max_waves_per_simd;
+  if (sgprs > 0) by_sgpr = std::min(by_sgpr, t.sgprs_per_simd / round_up(sgprs, 16));
+  // Per CU: waves of a workgroup spread over the SIMDs.
+  auto wgs_from_waves = [&](int per_simd) { return per_simd * t.simds_per_cu / waves_per_wg; };
+  const int slots = wgs_from_waves(t.max_waves_per_simd);
+  const int v = wgs_from_waves(by_vgpr), s = wgs_from_waves(by_sgpr);
+  const int l = lds_bytes > 0 ? t.smem_per_sm / lds_bytes : INT_MAX;
+  if (lds_bytes > t.smem_per_block_optin) return result(0, "LDS");
+  const int g = t.max_blocks_per_sm > 0 ? t.max_blocks_per_sm : INT_MAX;
+  const int wgs = std::min({slots, v, s, l, g});
+  if (wgs == slots) return result(wgs, "wave slots");
+  if (wgs == v) return result(wgs, "VGPRs");
+  if (wgs == s) return result(wgs, "SGPRs");
+  if (wgs == l) return result(wgs, "LDS");
+  return result(wgs, "workgroups");
+}
+
+ResourceReport make_amd_report(const Binary& b, const Target& t, int threads_per_block, int dynamic_smem_bytes) {
+  ResourceReport r;
+  r.symbol = b.lowered_name;
+  r.threads_per_block = threads_per_block;
+  r.dynamic_smem_bytes = dynamic_smem_bytes;
+  AmdResources& a = r.amd;
+  a.present = true;
+  std::optional<AmdCodeObject> co;
+  try {
+    co = read_amd_code_object(b.image);
+  } catch (const std::exception& e) {
+    r.notes.push_back(std::string("code object unreadable: ") + e.what());
+    r.sass_note = "no code object";
+    return r;
+  }
+  a.target = co->target;
+  if (co->target.find("--" + t.arch) == std::string::npos)
+    r.notes.push_back(fmt::format("code object targets '{}', not {}", co->target, t.arch));
+  const AmdKernelMeta* k = co->find_kernel(b.lowered_name);
+  if (!k) {
+    r.notes.push_back("kernel " + b.lowered_name + " not found in the code object's metadata");
+  } else {
+    a.vgprs = k->vgpr_count;
+    a.agprs = k->agpr_count;
+    a.sgprs = k->sgpr_count;
+    a.lds_bytes = k->group_segment_fixed_size;
+    a.scratch_bytes = k->private_segment_fixed_size;
+    a.vgpr_spills = k->vgpr_spill_count;
+    a.sgpr_spills = k->sgpr_spill_count;
+    a.dynamic_stack = k->uses_dynamic_stack;
+    a.wavefront_size = k->wavefront_size;
+    r.registers = a.vgprs;
+    r.static_smem_bytes = a.lds_bytes;
+    r.stack_frame_bytes = a.scratch_bytes;
+  }
+  const AmdKernelDescriptor kd = co->descriptor(b.lowered_name);
+  r.consistent = k && kd.found;
+  if (!kd.found) r.notes.push_back("kernel descriptor " + b.lowered_name + ".kd not found");
+  if (k && kd.found) {
+    a.kd_lds_bytes = int(kd.group_segment_fixed_size);
+    a.kd_scratch_bytes = int(kd.private_segment_fixed_size);
+    a.kd_vgpr_blocks = kd.granulated_vgprs() + 1;
+    a.kd_sgpr_blocks = kd.granulated_sgprs() + 1;
+    auto agree = [&](bool ok, const std::string& what) {
+      if (ok) return;
+      r.consistent = false;
+      r.notes.push_back(what);
+    };
+    agree(a.kd_lds_bytes == a.lds_bytes, fmt::format("LDS: metadata {} B, descriptor {} B", a.lds_bytes, a.kd_lds_bytes));
+    agree(a.kd_scratch_bytes == a.scratch_bytes,
+          fmt::format("scratch: metadata {} B, descriptor {} B", a.scratch_bytes, a.kd_scratch_bytes));
+    // The descriptor allocates whole granules: the metadata count must fall in the last one.
+    const int granule = std::max(t.vgpr_granule, 1);
+    const int vneed = std::max(1, t.unified_vgprs ? a.vgprs : std::max(a.vgprs, a.agprs));
+    agree(vneed <= a.kd_vgpr_blocks * granule && vneed > (a.kd_vgpr_blocks - 1) * granule,
+          fmt::format("VGPRs: metadata {}, descriptor {} blocks of {}", vneed, a.kd_vgpr_blocks, granule));
+    agree(a.sgprs <= a.kd_sgpr_blocks * 16,
+          fmt::format("SGPRs: metadata {}, descriptor {} blocks of 16", a.sgprs, a.kd_sgpr_blocks));
+  }
+  if (a.vgpr_spills > 0 || a.sgpr_spills > 0)
+    r.notes.push_back(fmt::format("spills {} VGPRs and {} SGPRs", a.vgpr_spills, a.sgpr_spills));
+  if (a.dynamic_stack) r.notes.push_back("uses a dynamic stack");
+
+  if (threads_per_block > 0 && k) {
+    r.blocks_per_sm = estimate_amd_workgroups_per_cu(t, a.vgprs, a.agprs, a.sgprs, threads_per_block,
+                                                     std::max(a.lds_bytes, 0) + std::max(dynamic_smem_bytes, 0),
+                                                     &r.occupancy_limiter);
+    const int waves_per_wg = (threads_per_block + t.warp_size - 1) / t.warp_size;
+    a.waves_per_simd = double(r.blocks_per_sm * waves_per_wg) / t.simds_per_cu;
+    r.occupancy = a.waves_per_simd / t.max_waves_per_simd;
+    if (r.blocks_per_sm == 0) r.notes.push_back("cannot launch: " + r.occupancy_limiter + " exceed the CU's limit");
+  } else {
+    r.notes.push_back("occupancy unknown: no block size or register count");
+  }
+
+  const AmdFunction* f = co->find_function(b.lowered_name);
+  if (!f) {
+    r.sass_note = "kernel symbol " + b.lowered_name + " not found in the code object";
+    return r;
+  }
+  try {
+    const std::string all = amd_disassemble(b.image, t.arch);
+    r.sass = slice_by_address(all, f->address, f->address + f->size);
+    r.sass_available = !r.sass.empty();
+    if (!r.sass_available) r.sass_note = "the disassembly has no instructions at the kernel's addresses";
+  } catch (const std::exception& e) {
+    r.sass_note = std::string("comgr disassembly failed: ") + e.what();
+  }
+  if (r.sass_available) {
+    r.instruction_mix = amd_instruction_mix(r.sass);
+    a.mfma = r.instruction_mix["mfma"];
+  }
+  return r;
+}
+
+nlohmann::json AmdResources::to_json() const {
+  return {{"target", target}, {"vgprs", vgprs}, {"agprs", agprs}, {"sgprs", sgprs},
+          {"lds_bytes", lds_bytes}, {"scratch_bytes", scratch_bytes}, {"vgpr_spills", vgpr_spills},
+          {"sgpr_spills", sgpr_spills}, {"dynamic_stack", dynamic_stack}, {"wavefront_size", wavefront_size},
+          {"kd_lds_bytes", kd_lds_bytes}, {"kd_scratch_bytes", kd_scratch_bytes},
+          {"kd_vgpr_blocks", kd_vgpr_blocks}, {"kd_sgpr_blocks", kd_sgpr_blocks},
+          {"waves_per_simd", waves_per_simd}, {"mfma", mfma}};
+}
+
+AmdResources AmdResources::from_json(const nlohmann::json& j) {
+  AmdResources a;
+  a.present = true;
+  j.at("target").get_to(a.target);
+  j.at("vgprs").get_to(a.vgprs);
+  j.at("agprs").get_to(a.agprs);
+  j.at("sgprs").get_to(a.sgprs);
+  j.at("lds_bytes").get_to(a.lds_bytes);
+  j.at("scratch_bytes").get_to(a.scratch_bytes);
+  j.at("vgpr_spills").get_to(a.vgpr_spills);
+  j.at("sgpr_spills").get_to(a.sgpr_spills);
+  j.at("dynamic_stack").get_to(a.dynamic_stack);
+  j.at("wavefront_size").get_to(a.wavefront_size);
+  j.at("kd_lds_bytes").get_to(a.kd_lds_bytes);
+  j.at("kd_scratch_bytes").get_to(a.kd_scratch_bytes);
+  j.at("kd_vgpr_blocks").get_to(a.kd_vgpr_blocks);
+  j.at("kd_sgpr_blocks").get_to(a.kd_sgpr_blocks);
+  j.at("waves_per_simd").get_to(a.waves_per_simd);
+  j.at("mfma").get_to(a.mfma);
+  return a;
+}
+
+}  // namespace i8g
