@@ -57,8 +57,8 @@ fi
 
 # ---- compute-sanitizer over a subset (kernels come from the cache the run above filled) -----
 if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null && [ -x "$BUILD/tests/test_gpu" ]; then
-  MEMCHECK_FILTER='*GemmOptions*n100_k68*:*GemmTails*n37*:*GemmRows*m65_*:*GemmRows*m3_*:*QuantizeExact*:*GraphSafe.*:*Threads.*:*LargestAllowedK*'
-  RACECHECK_FILTER='*GemmRows*m17_*:*GemmTails*n1000_k4095*:*GemmTails*n37_k17*:*QuantizeExact*bf16*:*Tp4Correct*down_proj*'
+  MEMCHECK_FILTER=${MEMCHECK_FILTER:-'*GemmOptions*n100_k68*:*GemmTails*n37*:*GemmRows*m65_*:*GemmRows*m3_*:*QuantizeExact*:*GraphSafe.*:*Threads.*:*LargestAllowedK*'}
+  RACECHECK_FILTER=${RACECHECK_FILTER:-'*GemmRows*m17_*:*GemmTails*n1000_k4095*:*GemmTails*n37_k17*:*QuantizeExact*bf16*:*Tp4Correct*down_proj*'}
   run_suite "memcheck test_gpu (subset)" "$OUT/memcheck.log" \
     timeout "$SAN_T" compute-sanitizer --tool memcheck --error-exitcode 86 --leak-check no \
     "$BUILD/tests/test_gpu" --gtest_filter="$MEMCHECK_FILTER"
