@@ -126,6 +126,19 @@ void Engine::ensure_utility(cache::Cache* c) {
 
 CUfunction Engine::utility(const char* name) const { return utility_->function(name); }
 
+void Engine::utility_for(CUstream stream, const char* where) {
+  std::unique_lock lock(mu_);
+  if (utility_) return;
+  CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+  driver().cuStreamIsCapturing(stream, &cs);
+  if (cs != CU_STREAM_CAPTURE_STATUS_NONE)
+    throw ApiError(I8GEMM_ERROR_NOT_PREPARED, where,
+                   "the utility kernels are not loaded and the stream is capturing; call i8gemm_prepare first");
+  CurrentContext cc(ctx_);
+  std::unique_ptr<cache::Cache> c = open_cache_or_warn(cache_path_, cache_warning_);
+  ensure_utility(c.get());
+}
+
 cache::TuneKey tune_key(const DeviceInfo& dev, const std::string& compiler_version,
                         const GemmProblem& p, int64_t m_bucket) {
   return {p.key(), m_bucket, dev.target.arch, dev.target.sm_count, dev.name, compiler_version,
@@ -225,6 +238,11 @@ void Engine::launch(KernelHandle h, const I8gArgs& a, CUstream stream) const {
 }
 
 void Engine::dequant(const int32_t* acc, const GemmProblem& p, const I8gArgs& a, CUstream stream) {
+  utility_for(stream, "dequant");
+  launch_dequant(acc, p, a, stream);
+}
+
+void Engine::launch_dequant(const int32_t* acc, const GemmProblem& p, const I8gArgs& a, CUstream stream) const {
   CurrentContext cc(ctx_);
   I8gArgs args = a;
   args.n = p.n;
@@ -251,7 +269,7 @@ void Engine::run_cublaslt(const Prepared& prep, const LtBucket& lt, const I8gArg
   }
   const int algo = lt.algo < g->algo_count() ? lt.algo : 0;
   g->run(algo, a.x, a.w, prep.acc.get(), prep.lt_workspace.get(), stream);
-  const_cast<Engine*>(this)->dequant(prep.acc.get<int32_t>(), p, a, stream);
+  launch_dequant(prep.acc.get<int32_t>(), p, a, stream);  // prepare loaded the utility module
 }
 
 std::string Engine::kernel_for(const GemmProblem& p, int64_t m) const {
@@ -340,19 +358,7 @@ void Engine::run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const 
 void Engine::weight_colsum(const GemmProblem& p, const int8_t* w, int32_t* colsum, CUstream stream) {
   if (std::string why = p.invalid_reason(); !why.empty())
     throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, "i8gemm_weight_colsum", why);
-  {
-    std::unique_lock lock(mu_);
-    if (!utility_) {
-      CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-      driver().cuStreamIsCapturing(stream, &cs);
-      if (cs != CU_STREAM_CAPTURE_STATUS_NONE)
-        throw ApiError(I8GEMM_ERROR_NOT_PREPARED, "i8gemm_weight_colsum",
-                       "the utility kernels are not loaded and the stream is capturing; call i8gemm_prepare first");
-      CurrentContext cc(ctx_);
-      std::unique_ptr<cache::Cache> c = open_cache_or_warn(cache_path_, cache_warning_);
-      ensure_utility(c.get());
-    }
-  }
+  utility_for(stream, "i8gemm_weight_colsum");
   check_stream(stream, "i8gemm_weight_colsum");
   check_pointer(w, 1, "w", "i8gemm_weight_colsum");
   check_pointer(colsum, 4, "colsum", "i8gemm_weight_colsum");
@@ -370,19 +376,7 @@ void Engine::quantize(const QuantizeRequest& q, CUstream stream) {
   if (q.m < 0 || q.k <= 0 || q.in_type < 0 || q.in_type > 2)
     throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, "i8gemm_quantize",
                    fmt::format("bad quantize arguments (m={}, k={}, in_type={})", q.m, q.k, q.in_type));
-  {
-    std::unique_lock lock(mu_);
-    if (!utility_) {
-      CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-      driver().cuStreamIsCapturing(stream, &cs);
-      if (cs != CU_STREAM_CAPTURE_STATUS_NONE)
-        throw ApiError(I8GEMM_ERROR_NOT_PREPARED, "i8gemm_quantize",
-                       "the utility kernels are not loaded and the stream is capturing; call i8gemm_prepare first");
-      CurrentContext cc(ctx_);
-      std::unique_ptr<cache::Cache> c = open_cache_or_warn(cache_path_, cache_warning_);
-      ensure_utility(c.get());
-    }
-  }
+  utility_for(stream, "i8gemm_quantize");
   if (q.m == 0) return;
   check_stream(stream, "i8gemm_quantize");
   const size_t in_size = q.in_type == 2 ? 4 : 2;

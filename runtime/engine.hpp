@@ -90,6 +90,9 @@ class Engine {
   const Loaded& load(const KernelSpec& spec, cache::Cache* c);  // cache or JIT; caller holds mu_
   void ensure_utility(cache::Cache* c);                         // caller holds mu_
   CUfunction utility(const char* name) const;
+  // Loads the utility module if needed (never while `stream` is capturing).
+  void utility_for(CUstream stream, const char* where);
+  void launch_dequant(const int32_t* acc, const GemmProblem& p, const I8gArgs& a, CUstream stream) const;
   void check_stream(CUstream stream, const char* where) const;
   void check_pointer(const void* p, size_t align, const char* what, const char* where) const;
 
