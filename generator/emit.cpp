@@ -8,7 +8,6 @@
 #include "generator/generator.hpp"
 
 namespace i8g {
-namespace {
 
 int out_code(OutType o) {
   switch (o) {
@@ -19,6 +18,8 @@ int out_code(OutType o) {
   }
   return 0;
 }
+
+namespace {
 
 std::string simt_entry(const KernelSpec& s) {
   const GemmProblem& p = s.problem;

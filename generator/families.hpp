@@ -10,6 +10,9 @@
 
 namespace i8g {
 
+// The templates' kOut* code of an output type (templates/epilogue.cuh).
+int out_code(OutType o);
+
 // mma_sync (generator/family_mma_sync.cpp, templates/mma_sync.cuh)
 std::string mma_sync_invalid_reason(const GemmProblem& p, const KernelConfig& c, const Target& t);
 std::vector<KernelConfig> mma_sync_candidates(const GemmProblem& p, const Target& t);

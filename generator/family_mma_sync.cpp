@@ -14,15 +14,6 @@ constexpr int kMmaM = 16, kMmaK = 32;
 constexpr int kWarpTileNStep = 16;  // one ldmatrix.x4 on B feeds two n8 tiles
 constexpr int kChunk = 16;          // cp.async bytes; K and row pitches must keep it aligned
 
-int out_code(OutType o) {
-  switch (o) {
-    case OutType::bf16: return 0;
-    case OutType::f16: return 1;
-    case OutType::f32: return 2;
-    case OutType::i32: return 3;
-  }
-  return 0;
-}
 
 int warps(const KernelConfig& c) { return c.wm * c.wn; }
 

@@ -22,17 +22,12 @@ cache::BinaryKey binary_key(const KernelSpec& spec, const Compiler& compiler) {
   return {spec.name(), spec.arch, compiler.version(), generator_hash()};
 }
 
-cache::StoredKernel make_stored_kernel(const KernelSpec& spec, const Source& src,
-                                       const Binary& bin, const Target& target) {
-  const LaunchShape shape = launch_shape(spec, 1);
-  const ResourceReport rep = make_report(bin, target, int(shape.block[0]), int(shape.dynamic_smem));
+namespace {
+
+// The record of a binary as compiled: source, options, image and its hash, IR and log.
+cache::StoredKernel stored_binary(const cache::BinaryKey& key, const Source& src, const Binary& bin) {
   cache::StoredKernel k;
-  k.key = {spec.name(), spec.arch, bin.compiler, generator_hash()};
-  k.family = to_string(spec.config.family);
-  k.problem_key = spec.problem.key();
-  k.config = spec.config.to_string();
-  k.n = spec.problem.n;
-  k.k = spec.problem.k;
+  k.key = key;
   k.source = src.code;
   k.entry = src.entry;
   k.lowered_name = bin.lowered_name;
@@ -41,6 +36,22 @@ cache::StoredKernel make_stored_kernel(const KernelSpec& spec, const Source& src
   k.binary_sha256 = cache::sha256_hex(bin.image.data(), bin.image.size());
   k.ir = bin.ir;
   k.log = bin.log;
+  k.compile_ms = bin.compile_ms;
+  return k;
+}
+
+}  // namespace
+
+cache::StoredKernel make_stored_kernel(const KernelSpec& spec, const Source& src,
+                                       const Binary& bin, const Target& target) {
+  const LaunchShape shape = launch_shape(spec, 1);
+  const ResourceReport rep = make_report(bin, target, int(shape.block[0]), int(shape.dynamic_smem));
+  cache::StoredKernel k = stored_binary({spec.name(), spec.arch, bin.compiler, generator_hash()}, src, bin);
+  k.family = to_string(spec.config.family);
+  k.problem_key = spec.problem.key();
+  k.config = spec.config.to_string();
+  k.n = spec.problem.n;
+  k.k = spec.problem.k;
   k.isa = rep.sass;
   k.report_json = rep.to_json().dump();
   k.registers = rep.registers;
@@ -54,7 +65,6 @@ cache::StoredKernel make_stored_kernel(const KernelSpec& spec, const Source& src
                         : 4 * (std::max(rep.amd.vgpr_spills, 0) + std::max(rep.amd.sgpr_spills, 0));
   k.smem_bytes = rep.static_smem_bytes < 0 ? -1 : rep.static_smem_bytes + int(shape.dynamic_smem);
   k.occupancy = rep.occupancy;
-  k.compile_ms = bin.compile_ms;
   k.created_at = int64_t(std::time(nullptr));
   return k;
 }
@@ -152,17 +162,8 @@ cache::StoredKernel fetch_or_compile(cache::Cache* c, const Compiler& compiler, 
   if (spec) {
     k = make_stored_kernel(*spec, src, bin, target);
   } else {
-    k.key = key;
+    k = stored_binary(key, src, bin);
     k.family = "utility";
-    k.source = src.code;
-    k.entry = src.entry;
-    k.lowered_name = bin.lowered_name;
-    k.options = bin.options;
-    k.binary = bin.image;
-    k.binary_sha256 = cache::sha256_hex(bin.image.data(), bin.image.size());
-    k.ir = bin.ir;
-    k.log = bin.log;
-    k.compile_ms = bin.compile_ms;
   }
   if (c) {
     try {
