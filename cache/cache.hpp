@@ -16,6 +16,12 @@ namespace i8g::cache {
 // Lower-case hex SHA-256 (OpenSSL EVP).
 std::string sha256_hex(const void* data, size_t size);
 
+// The cache holds device code only: nothing in it is ever executed on the host. A binary is
+// device code when it is a 64-bit little-endian ELF whose e_machine is EM_CUDA (190, a CUBIN)
+// or EM_AMDGPU (224, a code object). Offload bundles are refused too: they may carry host
+// objects, and hipRTC's bundles are unpacked before storing. `why` says what it is instead.
+bool is_device_code(const std::vector<uint8_t>& bytes, std::string* why = nullptr);
+
 // Identifies a compiled binary; all four must match to reach it.
 struct BinaryKey {
   std::string name;              // kernel name, e.g. i8g_sm90a_simt_dp4a_n2560_k4096_nk_tok_ch_bf16_...
@@ -96,6 +102,14 @@ struct Current {
   std::string generator_hash;
   std::string driver_version;  // timings and winners only
   std::string gpu_name;        // timings and winners only
+  // Further current compilers (NVRTC and hipRTC entries live in one file; both are current).
+  std::vector<std::string> other_compiler_versions = {};
+};
+
+// Rows remove_stale removes (or would remove), per table.
+struct StaleCounts {
+  int64_t kernels = 0, timings = 0, winners = 0;
+  int64_t total() const { return kernels + timings + winners; }
 };
 
 // One SQLite connection. Safe to share between threads (calls are serialized); a forked child
@@ -123,9 +137,11 @@ class Cache {
 
   // Returns the id of the entry under k.key. An existing entry is never overwritten: same or
   // different content, its id comes back (one exception: an entry whose stored binary fails its
-  // own hash check is repaired with k). Throws Error when k.binary_sha256 != sha256(k.binary).
+  // own hash check is repaired with k). Throws Error when k.binary_sha256 != sha256(k.binary)
+  // or when k.binary is not device code (is_device_code): host code is never stored.
   int64_t put_kernel(const StoredKernel& k);
-  // With blobs. Throws Error when the stored binary fails its hash check: never a wrong binary.
+  // With blobs. Throws Error ("fails its content check") when the stored binary fails its hash
+  // check or is not device code: never a wrong binary, never host code.
   std::optional<StoredKernel> get_kernel(const BinaryKey& key);
   std::optional<StoredKernel> get_kernel(int64_t id);
   std::vector<StoredKernel> list_kernels(const ListFilter& f = {});  // by name, arch
@@ -144,13 +160,16 @@ class Cache {
   struct Audit {
     std::string integrity;
     std::vector<int64_t> hash_mismatch;
+    std::vector<int64_t> not_device_code;  // rows a hostile writer could have added by hand
   };
   Audit audit();
 
   // Removes entries made with another compiler/generator (and, for timings and winners, another
   // driver/GPU where given); returns how many rows went, one transaction. Only on request.
   int64_t remove_stale(const std::string& compiler_version, const std::string& generator_hash);
-  int64_t remove_stale(const Current& current);
+  int64_t remove_stale(const Current& current, StaleCounts* counts = nullptr);
+  // What remove_stale(current) would remove, without removing it (works read-only).
+  StaleCounts count_stale(const Current& current);
 
  private:
   struct Impl;

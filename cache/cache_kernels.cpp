@@ -2,6 +2,7 @@
 // inspect them. Stored entries are never overwritten; the audit re-hashes them.
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -69,14 +70,18 @@ StoredKernel read_kernel(const sql::Stmt& s, bool with_blobs) {
 }
 
 bool binary_intact(const StoredKernel& k) {
-  return sha256_hex(k.binary.data(), k.binary.size()) == k.binary_sha256;
+  return sha256_hex(k.binary.data(), k.binary.size()) == k.binary_sha256 && is_device_code(k.binary);
 }
 
+// Callers (the JIT) recognise "fails its content check" and compile the kernel afresh.
 StoredKernel checked(StoredKernel k, const std::string& path) {
-  if (!binary_intact(k))
+  std::string why;
+  if (sha256_hex(k.binary.data(), k.binary.size()) != k.binary_sha256) why = "sha256 mismatch";
+  else if (!is_device_code(k.binary, &why)) why = "not device code: " + why;
+  if (!why.empty())
     throw Error("i8g::cache::Cache::get_kernel",
                 "cache file " + path + ": kernel id " + std::to_string(k.id) + " (" + k.key.name +
-                    ") fails its content check (sha256 mismatch); run the audit");
+                    ") fails its content check (" + why + "); run the audit");
   return k;
 }
 
@@ -116,6 +121,23 @@ constexpr const char* kRepair =
 
 }  // namespace
 
+bool is_device_code(const std::vector<uint8_t>& b, std::string* why) {
+  auto no = [&](const std::string& what) {
+    if (why) *why = what;
+    return false;
+  };
+  static const char kBundle[] = "__CLANG_OFFLOAD_BUNDLE__";
+  if (b.size() >= sizeof kBundle - 1 && std::equal(kBundle, kBundle + sizeof kBundle - 1, b.begin()))
+    return no("a clang offload bundle (it may carry host code; store the extracted device code object)");
+  if (b.size() < 64 || b[0] != 0x7f || b[1] != 'E' || b[2] != 'L' || b[3] != 'F')
+    return no("not an ELF file (" + std::to_string(b.size()) + " bytes)");
+  if (b[4] != 2 || b[5] != 1) return no("not a 64-bit little-endian ELF");
+  const unsigned machine = unsigned(b[18]) | unsigned(b[19]) << 8;  // e_machine
+  if (machine != 190 && machine != 224)
+    return no("an ELF for e_machine " + std::to_string(machine) + ", not a GPU (EM_CUDA 190, EM_AMDGPU 224)");
+  return true;
+}
+
 std::string sha256_hex(const void* data, size_t size) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
@@ -139,7 +161,9 @@ int64_t Cache::put_kernel(const StoredKernel& k) {
   if (sha256_hex(k.binary.data(), k.binary.size()) != k.binary_sha256)
     throw Error("i8g::cache::Cache::put_kernel",
                 "kernel " + k.key.name + ": binary_sha256 does not match the binary; not stored");
-  int64_t created_at = k.created_at ? k.created_at : now_unix();
+  if (std::string why; !is_device_code(k.binary, &why))
+    throw Error("i8g::cache::Cache::put_kernel",
+                "kernel " + k.key.name + ": refused: the binary is " + why + "; the cache stores GPU device code only");  int64_t created_at = k.created_at ? k.created_at : now_unix();
   sql::Db& db = *impl_->db;
   sql::WriteTxn txn(db);
   sql::Stmt find(db, select_sql(true, "WHERE name=? AND arch=? AND compiler_version=? AND generator_hash=?").c_str());
@@ -211,6 +235,7 @@ Cache::Audit Cache::audit() {
     while (s.step()) {
       std::vector<uint8_t> bin = s.blob(2);
       if (sha256_hex(bin.data(), bin.size()) != s.text(1)) a.hash_mismatch.push_back(s.i64(0));
+      else if (!is_device_code(bin)) a.not_device_code.push_back(s.i64(0));
     }
   } catch (const Error& e) {
     if (a.integrity == "ok") a.integrity = e.message();

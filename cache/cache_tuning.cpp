@@ -2,6 +2,8 @@
 // TuneKey (replaced by a re-tune). Also the explicit removal of stale entries.
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
+#include <utility>
 
 #include "cache/cache_impl.hpp"
 #include "generator/error.hpp"
@@ -183,30 +185,67 @@ int64_t Cache::remove_stale(const std::string& compiler_version, const std::stri
   return remove_stale(Current{compiler_version, generator_hash, "", ""});
 }
 
-int64_t Cache::remove_stale(const Current& c) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::remove_stale");
+namespace {
+
+// Which rows are stale, per table. ?1 current compiler, ?2 generator hash, ?3 driver, ?4 GPU
+// (empty: not a criterion), ?5 a JSON array of further current compilers. Values are bound,
+// never spliced into the text.
+constexpr const char* kStaleKernels =
+    "FROM kernels WHERE generator_hash<>?2 OR (compiler_version<>?1 AND "
+    "compiler_version NOT IN (SELECT value FROM json_each(?5)))";
+constexpr const char* kStaleTimings =
+    "FROM timings WHERE generator_hash<>?2 OR (compiler_version<>?1 AND "
+    "compiler_version NOT IN (SELECT value FROM json_each(?5))) "
+    "OR (?3<>'' AND driver_version<>?3) OR (?4<>'' AND gpu_name<>?4)";
+constexpr const char* kStaleWinners =
+    "FROM winners WHERE generator_hash<>?2 OR (compiler_version<>?1 AND "
+    "compiler_version NOT IN (SELECT value FROM json_each(?5))) "
+    "OR (?3<>'' AND driver_version<>?3) OR (?4<>'' AND gpu_name<>?4)";
+
+void require_current(const Current& c, const char* where) {
   // An empty current value would match nothing and wipe the whole cache: refuse it.
   if (c.compiler_version.empty() || c.generator_hash.empty())
-    throw Error("i8g::cache::Cache::remove_stale", "needs the current compiler version and generator hash");
+    throw Error(where, "needs the current compiler version and generator hash");
+}
+
+// Runs `verb` (DELETE or SELECT count(*)) over each table's stale rows.
+StaleCounts over_stale(sql::Db& db, const Current& c, bool remove) {
+  StaleCounts n;
+  const std::string others = nlohmann::json(c.other_compiler_versions).dump();
+  for (auto [where, out] : {std::pair{kStaleKernels, &n.kernels}, std::pair{kStaleTimings, &n.timings},
+                            std::pair{kStaleWinners, &n.winners}}) {
+    const std::string text = (remove ? "DELETE " : "SELECT count(*) ") + std::string(where);
+    sql::Stmt s(db, text.c_str());
+    s.bind(1, c.compiler_version).bind(2, c.generator_hash).bind(3, c.driver_version).bind(4, c.gpu_name);
+    s.bind(5, others);
+    if (remove) {
+      s.run();
+      *out = db.changes();
+    } else {
+      *out = s.step() ? s.i64(0) : 0;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+int64_t Cache::remove_stale(const Current& c, StaleCounts* counts) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::remove_stale");
+  require_current(c, "i8g::cache::Cache::remove_stale");
   sql::Db& db = *impl_->db;
   sql::WriteTxn txn(db);
-  int64_t removed = 0;
-  sql::Stmt kernels(db, "DELETE FROM kernels WHERE compiler_version<>?1 OR generator_hash<>?2");
-  kernels.bind(1, c.compiler_version).bind(2, c.generator_hash).run();
-  removed += db.changes();
-  for (const char* sql_text :
-       {"DELETE FROM timings WHERE compiler_version<>?1 OR generator_hash<>?2 "
-        "OR (?3<>'' AND driver_version<>?3) OR (?4<>'' AND gpu_name<>?4)",
-        "DELETE FROM winners WHERE compiler_version<>?1 OR generator_hash<>?2 "
-        "OR (?3<>'' AND driver_version<>?3) OR (?4<>'' AND gpu_name<>?4)"}) {
-    sql::Stmt s(db, sql_text);
-    s.bind(1, c.compiler_version).bind(2, c.generator_hash).bind(3, c.driver_version).bind(4, c.gpu_name);
-    s.run();
-    removed += db.changes();
-  }
+  const StaleCounts n = over_stale(db, c, true);
   txn.commit();
-  return removed;
+  if (counts) *counts = n;
+  return n.total();
+}
+
+StaleCounts Cache::count_stale(const Current& c) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  require_current(c, "i8g::cache::Cache::count_stale");
+  return over_stale(*impl_->db, c, false);
 }
 
 }  // namespace i8g::cache

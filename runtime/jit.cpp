@@ -85,9 +85,9 @@ std::vector<JitOutcome> compile_and_store(
         continue;
       }
     } catch (const Error& e) {
-      // A damaged entry (its binary fails the hash check) is compiled again; put_kernel
-      // repairs it in place. Anything else is the caller's problem.
-      if (std::string(e.what()).find("sha256") == std::string::npos) throw;
+      // A damaged entry (its binary fails the hash or device-code check) is compiled again;
+      // put_kernel repairs it in place. Anything else is the caller's problem.
+      if (std::string(e.what()).find("fails its content check") == std::string::npos) throw;
       std::fprintf(stderr, "i8gemm: warning: %s; compiling it again\n", e.what());
     }
     todo.push_back(emit(specs[i]));

@@ -29,6 +29,17 @@ struct ShapeFlags {
 std::string read_file(const std::string& path);  // throws Error with the path
 std::string resolve_cache_path(const std::string& flag);  // flag, else Cache::default_path()
 
+// The version this build's compiler for each arch family reports, made once per family ("" when
+// it cannot be made, e.g. hipRTC absent: such entries then show as stale).
+class CompilerVersions {
+ public:
+  const std::string& of(const std::string& arch);
+
+ private:
+  std::string nvidia_, amd_;
+  bool nvidia_known_ = false, amd_known_ = false;
+};
+
 // One-line progress on stderr while a TTY watches; silent otherwise.
 class Progress {
  public:
@@ -44,5 +55,6 @@ class Progress {
 void setup_tune(CLI::App& app);
 void setup_inspect(CLI::App& app);
 void setup_bench(CLI::App& app);
+void setup_cache(CLI::App& app);
 
 }  // namespace i8g::cli

@@ -8,6 +8,7 @@
 
 #include "cache/cache.hpp"
 #include "generator/error.hpp"
+#include "runtime/compiler.hpp"
 #include "tools/cli.hpp"
 
 namespace i8g::cli {
@@ -75,6 +76,21 @@ std::string read_file(const std::string& path) {
 
 std::string resolve_cache_path(const std::string& flag) {
   return flag.empty() ? cache::Cache::default_path() : flag;
+}
+
+const std::string& CompilerVersions::of(const std::string& arch) {
+  const bool amd = arch.rfind("gfx", 0) == 0;
+  std::string& v = amd ? amd_ : nvidia_;
+  bool& known = amd ? amd_known_ : nvidia_known_;
+  if (!known) {
+    known = true;
+    try {
+      v = make_compiler(Target::from_arch(amd ? "gfx90a" : "sm_80"))->version();
+    } catch (const std::exception&) {
+      v.clear();
+    }
+  }
+  return v;
 }
 
 Progress::Progress(std::string label) : label_(std::move(label)), tty_(isatty(2)) {}

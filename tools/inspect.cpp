@@ -31,29 +31,7 @@ constexpr const char* kAmdNotice =
 
 bool is_amd(const cache::StoredKernel& k) { return k.key.arch.rfind("gfx", 0) == 0; }
 
-// The version this build's compiler for each arch family reports ("" when it cannot be made,
-// e.g. hipRTC absent: such entries then show as stale).
-class Versions {
- public:
-  const std::string& of(const std::string& arch) {
-    const bool amd = arch.rfind("gfx", 0) == 0;
-    std::string& v = amd ? amd_ : nvidia_;
-    bool& known = amd ? amd_known_ : nvidia_known_;
-    if (!known) {
-      known = true;
-      try {
-        v = make_compiler(Target::from_arch(amd ? "gfx90a" : "sm_80"))->version();
-      } catch (const std::exception&) {
-        v.clear();
-      }
-    }
-    return v;
-  }
-
- private:
-  std::string nvidia_, amd_;
-  bool nvidia_known_ = false, amd_known_ = false;
-};
+using Versions = CompilerVersions;
 
 // Entries made by another compiler or another version of the templates are unreachable by
 // lookups; inspect shows them as stale.
@@ -193,6 +171,11 @@ void run_show(const InspectOptions& o) {
 
 void run_winners(const InspectOptions& o) {
   cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
+  Versions cv;
+  // Like kernels: a winner tuned with another compiler or template version is never looked up.
+  auto stale = [&](const cache::Winner& w) {
+    return w.key.generator_hash != generator_hash() || w.key.compiler_version != cv.of(w.key.arch);
+  };
   std::vector<cache::Winner> ws = c.list_winners();
   std::sort(ws.begin(), ws.end(), [](const cache::Winner& a, const cache::Winner& b) {
     return std::tie(a.key.problem_key, a.key.gpu_name, a.key.m_bucket) < std::tie(b.key.problem_key, b.key.gpu_name, b.key.m_bucket);
@@ -203,7 +186,7 @@ void run_winners(const InspectOptions& o) {
       arr.push_back({{"problem", w.key.problem_key}, {"m_bucket", w.key.m_bucket}, {"gpu", w.key.gpu_name},
                      {"arch", w.key.arch}, {"sm_count", w.key.sm_count}, {"driver", w.key.driver_version},
                      {"compiler", w.key.compiler_version}, {"winner", w.candidate}, {"time_us", w.time_us},
-                     {"cublaslt_us", w.baseline_us}, {"speedup", w.speedup},
+                     {"cublaslt_us", w.baseline_us}, {"speedup", w.speedup}, {"stale", stale(w)},
                      {"candidates_timed", c.timings(w.key).size()}});
     fmt::print("{}\n", arr.dump(2));
     return;
@@ -214,7 +197,8 @@ void run_winners(const InspectOptions& o) {
     fmt::print("{:<32} {:>6} {:<14} {:>9.2f} {:>9} {:>8} {:>6}  {}\n", w.key.problem_key, w.key.m_bucket,
                w.key.gpu_name.substr(0, 14), w.time_us,
                w.baseline_us > 0 ? fmt::format("{:.2f}", w.baseline_us) : "n/a",
-               w.speedup > 0 ? fmt::format("{:.2f}x", w.speedup) : "n/a", c.timings(w.key).size(), w.candidate);
+               w.speedup > 0 ? fmt::format("{:.2f}x", w.speedup) : "n/a", c.timings(w.key).size(),
+               w.candidate + (stale(w) ? " (stale)" : ""));
   fmt::print("{} tuned buckets in {}\n", ws.size(), c.path());
 }
 
@@ -259,6 +243,11 @@ void run_audit(const InspectOptions& o) {
     std::string name = fmt::format("id {}", id);
     for (const auto& k : ks) if (k.id == id) name = k.key.name;
     findings.push_back({"error", name, "stored binary does not match its sha256: it will never be loaded"});
+  }
+  for (int64_t id : a.not_device_code) {
+    std::string name = fmt::format("id {}", id);
+    for (const auto& k : ks) if (k.id == id) name = k.key.name;
+    findings.push_back({"error", name, "stored binary is not GPU device code: it will never be loaded"});
   }
   size_t amd = 0;
   for (const auto& k : ks) {

@@ -15,12 +15,13 @@ int main(int argc, char** argv) {
   i8g::cli::setup_tune(app);
   i8g::cli::setup_inspect(app);
   i8g::cli::setup_bench(app);
+  i8g::cli::setup_cache(app);
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
     for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
       known |= sub->get_name() == argv[1];
     if (!known) {
-      std::fprintf(stderr, "i8gemm: error: unknown command '%s' (commands: tune, inspect, bench)\n", argv[1]);
+      std::fprintf(stderr, "i8gemm: error: unknown command '%s' (commands: tune, inspect, bench, cache)\n", argv[1]);
       return 2;
     }
   }

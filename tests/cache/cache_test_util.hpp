@@ -51,6 +51,31 @@ inline bool exists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
+// A stand-in for a CUBIN: an ELF64 little-endian header with e_machine EM_CUDA (190; 224 for
+// AMDGPU), then `payload` bytes varied by `salt`. The cache stores device ELFs only.
+inline std::vector<uint8_t> fake_device_elf(size_t payload, int salt = 0, unsigned machine = 190) {
+  std::vector<uint8_t> b(64, 0);
+  b[0] = 0x7f, b[1] = 'E', b[2] = 'L', b[3] = 'F', b[4] = 2, b[5] = 1, b[6] = 1;
+  b[18] = uint8_t(machine & 0xff), b[19] = uint8_t(machine >> 8);
+  for (size_t i = 0; i < payload; ++i) b.push_back(uint8_t((i * 131 + salt * 7 + 1) & 0xff));
+  return b;
+}
+
+// "" when a kernel read back is whole: every column filled, binary matching its hash and a
+// device ELF. Otherwise what is missing (a half-written entry would show here).
+inline std::string entry_problem(const StoredKernel& k) {
+  if (k.key.name.empty() || k.key.arch.empty() || k.key.compiler_version.empty() || k.key.generator_hash.empty())
+    return "key incomplete";
+  if (k.family.empty() || k.problem_key.empty() || k.config.empty() || k.entry.empty()) return "text columns empty";
+  if (k.source.empty() || k.ir.empty() || k.log.empty() || k.report_json.empty() || k.options.empty())
+    return "blob columns empty";
+  if (k.binary.empty() || int64_t(k.binary.size()) != k.binary_size) return "binary size mismatch";
+  if (sha256_hex(k.binary.data(), k.binary.size()) != k.binary_sha256) return "binary fails its sha256";
+  if (!is_device_code(k.binary)) return "binary is not device code";
+  if (k.created_at <= 0) return "no created_at";
+  return "";
+}
+
 inline BinaryKey make_key(const std::string& name) {
   return BinaryKey{name, "sm_90a", "nvrtc 13.0", std::string(64, 'a')};
 }
@@ -68,7 +93,7 @@ inline StoredKernel make_kernel(const std::string& name, int salt = 0, size_t bi
   k.entry = "i8g::simt_dp4a<2560,4096>";
   k.lowered_name = "_ZN3i8g10simt_dp4aILi2560ELi4096EEEvv";
   k.options = {"--gpu-architecture=sm_90a", "-Xptxas", "-v", "--std=c++17", "-DNAME=\"a b\""};
-  for (size_t i = 0; i < binary_size; ++i) k.binary.push_back(uint8_t((i * 131 + salt * 7 + 1) & 0xff));
+  k.binary = fake_device_elf(binary_size, salt);
   k.binary.push_back(0);  // embedded NULs survive
   k.binary.push_back(uint8_t(salt));
   k.binary_sha256 = sha256_hex(k.binary.data(), k.binary.size());

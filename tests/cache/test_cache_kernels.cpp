@@ -146,17 +146,20 @@ TEST(CacheKernels, SameNameUnderAnotherKeyIsASeparateEntry) {
   expect_same(*c.get_kernel(a.key), a);
 }
 
-TEST(CacheKernels, EmptyBinaryAndEmptyTextsRoundTrip) {
+TEST(CacheKernels, EmptyBinaryIsRefusedAndEmptyTextsRoundTrip) {
   TempDir dir;
   Cache c(dir.file("c.sqlite"), Cache::Mode::read_write);
   StoredKernel k;
   k.key = make_key("empty");
   k.binary_sha256 = sha256_hex(nullptr, 0);
   EXPECT_EQ(k.binary_sha256, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_THROW(c.put_kernel(k), Error);  // no bytes: not device code
+  k.binary = fake_device_elf(0);
+  k.binary_sha256 = sha256_hex(k.binary.data(), k.binary.size());
   c.put_kernel(k);
   auto got = c.get_kernel(k.key);
   ASSERT_TRUE(got);
-  EXPECT_TRUE(got->binary.empty());
+  EXPECT_EQ(got->binary.size(), 64u);
   EXPECT_TRUE(got->options.empty());
   EXPECT_EQ(got->registers, -1);
   EXPECT_GT(got->created_at, 0);  // filled in
