@@ -15,7 +15,7 @@ cmake --build build-asan -j"$(nproc)"
 # (--as-needed: the sanitizer link specs turn it off, and libcuda must stay dlopen-only.)
 # NVRTC, comgr and the CUDA driver are not built with ASan: their own leaks and the driver's
 # use of the shadow gap are not ours to report.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:protect_shadow_gap=0:suppressions=$PWD/scripts/lsan.supp}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:protect_shadow_gap=0}"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 excl=()
