@@ -52,26 +52,36 @@ TEST(CapiArgs, OutOfRangeEnumValuesAreInvalidArgumentsNotUndefinedBehaviour) {
   for (int v : {-1, 2, 3, 4, 5, 16, 255, 1 << 20, INT32_MIN, INT32_MAX}) {
     i8gemm_problem c = valid_problem();
     put_int(&c.weight_layout, v);
-    if (v != 0 && v != 1) EXPECT_EQ(status_of([&] { problem_from_c(&c, "t"); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    if (v != 0 && v != 1) {
+      EXPECT_EQ(status_of([&] { problem_from_c(&c, "t"); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    }
     c = valid_problem();
     put_int(&c.act_scale, v);
     EXPECT_EQ(status_of([&] { problem_from_c(&c, "t"); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
     c = valid_problem();
     put_int(&c.weight_scale, v);
-    if (v != 2) EXPECT_EQ(status_of([&] { problem_from_c(&c, "t"); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    if (v != 2) {
+      EXPECT_EQ(status_of([&] { problem_from_c(&c, "t"); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    }
     c = valid_problem();
     put_int(&c.out, v);
-    if (v < 0 || v > 3) EXPECT_EQ(status_of([&] { problem_from_c(&c, "t"); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    if (v < 0 || v > 3) {
+      EXPECT_EQ(status_of([&] { problem_from_c(&c, "t"); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    }
 
     i8gemm_quantize_args q{};
     q.m = 1;
     q.k = 16;
     q.granularity = I8GEMM_SCALE_PER_TOKEN;
     put_int(&q.in_type, v);
-    if (v < 0 || v > 2) EXPECT_EQ(status_of([&] { quantize_request_from_c(&q); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    if (v < 0 || v > 2) {
+      EXPECT_EQ(status_of([&] { quantize_request_from_c(&q); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    }
     q.in_type = I8GEMM_IN_F32;
     put_int(&q.granularity, v);
-    if (v != 0 && v != 1) EXPECT_EQ(status_of([&] { quantize_request_from_c(&q); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    if (v != 0 && v != 1) {
+      EXPECT_EQ(status_of([&] { quantize_request_from_c(&q); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    }
   }
 }
 
