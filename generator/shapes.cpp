@@ -55,8 +55,10 @@ std::vector<int64_t> parse_m_list(const std::string& text) {
   std::string item;
   while (std::getline(in, item, ',')) {
     std::smatch m;
-    if (!std::regex_match(item, m, re) || std::stoll(m[1].str()) <= 0)
-      throw Error("--m", fmt::format("'{}' is not a positive M", item));
+    // The length check comes first: libstdc++'s regex recurses once per character, so a long
+    // item (200k spaces) overflowed the stack.
+    if (item.size() > 64 || !std::regex_match(item, m, re) || std::stoll(m[1].str()) <= 0)
+      throw Error("--m", fmt::format("'{}' is not a positive M", item.substr(0, 64)));
     out.push_back(std::stoll(m[1].str()));
   }
   if (out.empty()) throw Error("--m", "no M values given");

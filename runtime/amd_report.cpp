@@ -199,22 +199,22 @@ nlohmann::json AmdResources::to_json() const {
 AmdResources AmdResources::from_json(const nlohmann::json& j) {
   AmdResources a;
   a.present = true;
-  j.at("target").get_to(a.target);
-  j.at("vgprs").get_to(a.vgprs);
-  j.at("agprs").get_to(a.agprs);
-  j.at("sgprs").get_to(a.sgprs);
-  j.at("lds_bytes").get_to(a.lds_bytes);
-  j.at("scratch_bytes").get_to(a.scratch_bytes);
-  j.at("vgpr_spills").get_to(a.vgpr_spills);
-  j.at("sgpr_spills").get_to(a.sgpr_spills);
-  j.at("dynamic_stack").get_to(a.dynamic_stack);
-  j.at("wavefront_size").get_to(a.wavefront_size);
-  j.at("kd_lds_bytes").get_to(a.kd_lds_bytes);
-  j.at("kd_scratch_bytes").get_to(a.kd_scratch_bytes);
-  j.at("kd_vgpr_blocks").get_to(a.kd_vgpr_blocks);
-  j.at("kd_sgpr_blocks").get_to(a.kd_sgpr_blocks);
-  j.at("waves_per_simd").get_to(a.waves_per_simd);
-  j.at("mfma").get_to(a.mfma);
+  read_json_field(j, "target", a.target);
+  read_json_field(j, "vgprs", a.vgprs);
+  read_json_field(j, "agprs", a.agprs);
+  read_json_field(j, "sgprs", a.sgprs);
+  read_json_field(j, "lds_bytes", a.lds_bytes);
+  read_json_field(j, "scratch_bytes", a.scratch_bytes);
+  read_json_field(j, "vgpr_spills", a.vgpr_spills);
+  read_json_field(j, "sgpr_spills", a.sgpr_spills);
+  read_json_field(j, "dynamic_stack", a.dynamic_stack);
+  read_json_field(j, "wavefront_size", a.wavefront_size);
+  read_json_field(j, "kd_lds_bytes", a.kd_lds_bytes);
+  read_json_field(j, "kd_scratch_bytes", a.kd_scratch_bytes);
+  read_json_field(j, "kd_vgpr_blocks", a.kd_vgpr_blocks);
+  read_json_field(j, "kd_sgpr_blocks", a.kd_sgpr_blocks);
+  read_json_field(j, "waves_per_simd", a.waves_per_simd);
+  read_json_field(j, "mfma", a.mfma);
   return a;
 }
 

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <climits>
+
 #include "runtime/cubin_elf.hpp"
 #include "runtime/disasm.hpp"
 #include "runtime/ptxas_log.hpp"
@@ -84,6 +86,15 @@ ResourceReport make_report(const Binary& b, const Target& t, int threads_per_blo
   return r;
 }
 
+void read_json_int(const nlohmann::json& v, const char* key, int& out) {
+  if (!v.is_number_integer())
+    throw Error("ResourceReport::from_json", fmt::format("{} is not an integer: {}", key, v.dump().substr(0, 40)));
+  if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(INT_MAX)
+                             : v.get<int64_t>() < INT_MIN || v.get<int64_t>() > INT_MAX)
+    throw Error("ResourceReport::from_json", fmt::format("{} = {} does not fit an int", key, v.dump()));
+  out = int(v.get<int64_t>());
+}
+
 nlohmann::json ResourceReport::to_json() const {
   nlohmann::json j{{"symbol", symbol},
                         {"registers", registers},
@@ -114,28 +125,28 @@ nlohmann::json ResourceReport::to_json() const {
 ResourceReport ResourceReport::from_json(const nlohmann::json& j) {
   ResourceReport r;
   try {
-    j.at("symbol").get_to(r.symbol);
-    j.at("registers").get_to(r.registers);
-    j.at("stack_frame_bytes").get_to(r.stack_frame_bytes);
-    j.at("spill_store_bytes").get_to(r.spill_store_bytes);
-    j.at("spill_load_bytes").get_to(r.spill_load_bytes);
-    j.at("static_smem_bytes").get_to(r.static_smem_bytes);
-    j.at("barriers").get_to(r.barriers);
-    j.at("cmem0_bytes").get_to(r.cmem0_bytes);
-    j.at("elf_registers").get_to(r.elf_registers);
-    j.at("elf_stack_frame_bytes").get_to(r.elf_stack_frame_bytes);
-    j.at("elf_static_smem_bytes").get_to(r.elf_static_smem_bytes);
-    j.at("consistent").get_to(r.consistent);
-    j.at("threads_per_block").get_to(r.threads_per_block);
-    j.at("dynamic_smem_bytes").get_to(r.dynamic_smem_bytes);
-    j.at("blocks_per_sm").get_to(r.blocks_per_sm);
-    j.at("occupancy").get_to(r.occupancy);
-    j.at("occupancy_limiter").get_to(r.occupancy_limiter);
-    j.at("sass_available").get_to(r.sass_available);
-    j.at("sass").get_to(r.sass);
-    j.at("sass_note").get_to(r.sass_note);
-    j.at("instruction_mix").get_to(r.instruction_mix);
-    j.at("notes").get_to(r.notes);
+    read_json_field(j, "symbol", r.symbol);
+    read_json_field(j, "registers", r.registers);
+    read_json_field(j, "stack_frame_bytes", r.stack_frame_bytes);
+    read_json_field(j, "spill_store_bytes", r.spill_store_bytes);
+    read_json_field(j, "spill_load_bytes", r.spill_load_bytes);
+    read_json_field(j, "static_smem_bytes", r.static_smem_bytes);
+    read_json_field(j, "barriers", r.barriers);
+    read_json_field(j, "cmem0_bytes", r.cmem0_bytes);
+    read_json_field(j, "elf_registers", r.elf_registers);
+    read_json_field(j, "elf_stack_frame_bytes", r.elf_stack_frame_bytes);
+    read_json_field(j, "elf_static_smem_bytes", r.elf_static_smem_bytes);
+    read_json_field(j, "consistent", r.consistent);
+    read_json_field(j, "threads_per_block", r.threads_per_block);
+    read_json_field(j, "dynamic_smem_bytes", r.dynamic_smem_bytes);
+    read_json_field(j, "blocks_per_sm", r.blocks_per_sm);
+    read_json_field(j, "occupancy", r.occupancy);
+    read_json_field(j, "occupancy_limiter", r.occupancy_limiter);
+    read_json_field(j, "sass_available", r.sass_available);
+    read_json_field(j, "sass", r.sass);
+    read_json_field(j, "sass_note", r.sass_note);
+    read_json_field(j, "instruction_mix", r.instruction_mix);
+    read_json_field(j, "notes", r.notes);
     if (j.contains("amd")) r.amd = AmdResources::from_json(j.at("amd"));  // absent in NVIDIA and older JSON
   } catch (const nlohmann::json::exception& e) {
     throw Error("ResourceReport::from_json", e.what());

@@ -5,6 +5,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,24 @@ namespace i8g {
 
 // What an AMDGPU code object says about one kernel: the metadata note (first witness) and the
 // kernel descriptor the hardware reads (second witness); -1 where absent.
+// Reads j[key] into `out`. Cache rows are untrusted, and nlohmann converts a JSON number to an
+// int with a plain cast, undefined behaviour when it does not fit (1e300): an int field must be
+// a JSON integer within int's range, else this throws Error. Other types go through get_to.
+void read_json_int(const nlohmann::json& v, const char* key, int& out);
+template <class T>
+void read_json_field(const nlohmann::json& j, const char* key, T& out) {
+  const nlohmann::json& v = j.at(key);
+  if constexpr (std::is_same_v<T, int>) {
+    read_json_int(v, key, out);
+  } else if constexpr (std::is_same_v<T, std::map<std::string, int>>) {
+    if (!v.is_object()) v.get_to(out);  // throws nlohmann's type_error
+    out.clear();
+    for (const auto& [k, x] : v.items()) read_json_int(x, key, out[k]);
+  } else {
+    v.get_to(out);
+  }
+}
+
 struct AmdResources {
   bool present = false;
   std::string target;  // amdhsa.target, e.g. "amdgcn-amd-amdhsa--gfx90a"

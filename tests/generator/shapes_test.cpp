@@ -280,5 +280,13 @@ TEST(ParseMList, BadListsAreErrors) {
   EXPECT_TRUE(contains(error_of([] { parse_m_list("1,x,3"); }), "'x'"));
 }
 
+// Found by running fuzz/fuzz_shapes on a hand-made 200 KB input (libFuzzer's own inputs stop at
+// 4 KiB): libstdc++'s regex recursed once per character and overflowed the stack.
+TEST(ParseMList, VeryLongItemIsAnErrorNotAStackOverflow) {
+  EXPECT_THROW(parse_m_list(std::string(200000, ' ') + "1"), Error);
+  EXPECT_THROW(parse_m_list("1," + std::string(200000, '7')), Error);
+  EXPECT_EQ(parse_m_list(std::string(40, ' ') + "1"), (std::vector<int64_t>{1}));
+}
+
 }  // namespace
 }  // namespace i8g

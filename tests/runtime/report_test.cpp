@@ -2,6 +2,7 @@
 // spills show in both; JSON round-trips; text is readable.
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <regex>
 
 #include "runtime/report.hpp"
@@ -126,6 +127,29 @@ TEST(Report, JsonRoundTripsEveryField) {
   EXPECT_EQ(back.spill_store_bytes, r.spill_store_bytes);
   EXPECT_EQ(back.instruction_mix, r.instruction_mix);
   EXPECT_THROW(ResourceReport::from_json(nlohmann::json{{"symbol", "x"}}), Error);
+}
+
+// Found with fuzz/fuzz_report (its seed with one field set to 1e300): a JSON number that does not
+// fit an int (a corrupt cache row) was cast to int inside nlohmann, undefined behaviour; now it
+// is an Error.
+TEST(Report, OutOfRangeOrFractionalNumbersInJsonAreErrorsNotCasts) {
+  ResourceReport r;
+  r.symbol = "k";
+  const nlohmann::json good = r.to_json();
+  EXPECT_NO_THROW(ResourceReport::from_json(good));
+  for (const nlohmann::json& bad : {nlohmann::json(1e300), nlohmann::json(-1e40), nlohmann::json(2.5),
+                                    nlohmann::json(int64_t(1) << 40), nlohmann::json(uint64_t(1) << 63),
+                                    nlohmann::json("12")}) {
+    nlohmann::json j = good;
+    j["registers"] = bad;
+    EXPECT_THROW(ResourceReport::from_json(j), Error) << bad.dump();
+    j = good;
+    j["instruction_mix"] = {{"IMAD", bad}};
+    EXPECT_THROW(ResourceReport::from_json(j), Error) << bad.dump();
+  }
+  nlohmann::json j = good;
+  j["registers"] = INT_MIN;
+  EXPECT_EQ(ResourceReport::from_json(j).registers, INT_MIN);
 }
 
 TEST(Report, TextNamesTheKernelItsResourcesAndOccupancy) {
