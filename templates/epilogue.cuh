@@ -9,11 +9,6 @@
 
 namespace i8g {
 
-enum { kLayoutNK = 0, kLayoutKN = 1 };
-enum { kActPerTensor = 0, kActPerToken = 1 };
-enum { kWeightPerTensor = 0, kWeightPerChannel = 1 };
-enum { kOutBF16 = 0, kOutF16 = 1, kOutF32 = 2, kOutI32 = 3 };
-
 __device__ __forceinline__ unsigned short f32_to_bf16_rne(float f) {
 #if __CUDA_ARCH__ >= 800
   unsigned short h;
@@ -33,45 +28,14 @@ __device__ __forceinline__ unsigned short f32_to_f16_rne(float f) {
   return h;
 }
 
-// Zero-point correction in wrapping int32 arithmetic (no signed-overflow UB).
-__device__ __forceinline__ int zero_point_correct(int acc, int zp, int colsum) {
-  return (int)((unsigned)acc - (unsigned)zp * (unsigned)colsum);
-}
+}  // namespace i8g
+
+#include "epilogue_common.h"
+
+namespace i8g {
 
 __device__ __forceinline__ float dequant(int acc, float sx, float sw) {
   return __fmul_rn(__fmul_rn(__int2float_rn(acc), sx), sw);
-}
-
-// Stores one output element; `idx` = m * N + n.
-template <int OUT>
-__device__ __forceinline__ void store_out(void* out, long long idx, int acc, float y) {
-  if constexpr (OUT == kOutI32) {
-    static_cast<int*>(out)[idx] = acc;
-  } else if constexpr (OUT == kOutF32) {
-    static_cast<float*>(out)[idx] = y;
-  } else if constexpr (OUT == kOutBF16) {
-    static_cast<unsigned short*>(out)[idx] = f32_to_bf16_rne(y);
-  } else {
-    static_cast<unsigned short*>(out)[idx] = f32_to_f16_rne(y);
-  }
-}
-
-// Per-row and per-column epilogue operands, loaded once per thread before the store loop.
-// Raw i32 output reads no scales (they may be null).
-template <int ACT, int OUT, int ASYM>
-__device__ __forceinline__ void load_row_operands(const I8gArgs& a, long long m, float& sx,
-                                                  int& zp) {
-  const long long r = (ACT == kActPerToken) ? m : 0;
-  sx = OUT == kOutI32 ? 0.0f : a.x_scale[r];
-  zp = ASYM ? a.x_zero_point[r] : 0;
-}
-
-template <int WSC, int OUT, int BIAS, int ASYM>
-__device__ __forceinline__ void load_col_operands(const I8gArgs& a, long long n, float& sw,
-                                                  float& b, int& colsum) {
-  sw = OUT == kOutI32 ? 0.0f : a.w_scale[(WSC == kWeightPerChannel) ? n : 0];
-  b = BIAS ? a.bias[n] : 0.0f;
-  colsum = ASYM ? a.w_colsum[n] : 0;
 }
 
 template <int OUT, int BIAS, int ASYM>
