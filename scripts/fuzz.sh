@@ -26,7 +26,8 @@ passed=0 failed=0
 for h in $harnesses; do
   corpus="$B/fuzz-corpus/$h"
   mkdir -p "$corpus"
-  dirs=("$corpus" "fuzz/corpus/$h")
+  dirs=("$corpus")
+  [ -d "fuzz/corpus/$h" ] && dirs+=("fuzz/corpus/$h")  # harnesses with only compiled seeds have none
   [ -d "$B/fuzz-seeds/$h" ] && dirs+=("$B/fuzz-seeds/$h")
   log="$B/fuzz-logs/$h.log"
   rm -f "$B/fuzz-artifacts/$h-"*
