@@ -18,6 +18,12 @@ cmake --build build-asan -j"$(nproc)"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:protect_shadow_gap=0}"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+# Excluded by default: AmdCompile.*, whose hipRTC children are forked from compile_all's worker
+# threads. Under ASan such a child hung once past its 600 s limit (2026-11-29, CI on 2 cores):
+# fork() from a multithreaded process is only async-signal-safe, and the ASan allocator's locks
+# are not reset in the child. The plain suite runs these tests; the fix (spawning a helper
+# executable instead of forking) is open work.
 excl=()
-[ -n "${SANITIZE_EXCLUDE:-}" ] && excl=(-E "$SANITIZE_EXCLUDE")
+SANITIZE_EXCLUDE=${SANITIZE_EXCLUDE-'^AmdCompile\.'}
+[ -n "$SANITIZE_EXCLUDE" ] && excl=(-E "$SANITIZE_EXCLUDE")
 ctest --test-dir build-asan --output-on-failure -j"$(nproc)" "${excl[@]}" "$@"
