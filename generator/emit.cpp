@@ -6,6 +6,7 @@
 #include "generator/error.hpp"
 #include "generator/families.hpp"
 #include "generator/generator.hpp"
+#include "templates/mma_frag.h"
 
 namespace i8g {
 
@@ -90,6 +91,14 @@ std::vector<int64_t> m_buckets(int64_t max_m) {
   }
   out.push_back(max_m);
   return out;
+}
+
+size_t workspace_bytes(const KernelSpec& spec, int64_t m) {
+  const KernelConfig& c = spec.config;
+  if (c.split_k <= 1) return 0;
+  const LaunchShape s = launch_shape(spec, m);
+  const long long tiles = (long long)s.grid[0] * s.grid[1];
+  return size_t(mma::splitk_workspace_words(tiles, c.split_k, c.bm, c.bn)) * 4;
 }
 
 LaunchShape launch_shape(const KernelSpec& spec, int64_t m) {

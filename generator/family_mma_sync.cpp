@@ -13,6 +13,7 @@ namespace {
 constexpr int kMmaM = 16, kMmaK = 32;
 constexpr int kWarpTileNStep = 16;  // one ldmatrix.x4 on B feeds two n8 tiles
 constexpr int kChunk = 16;          // cp.async bytes; K and row pitches must keep it aligned
+constexpr int kMaxSplitK = 16;
 
 
 int warps(const KernelConfig& c) { return c.wm * c.wn; }
@@ -44,6 +45,49 @@ std::pair<int, int> arrange(int bm, int bn, int nwarps) {
   return best;
 }
 
+// K tiles per slice when K is split `split` ways (every slice but the last gets this many).
+int64_t tiles_per_slice(const GemmProblem& p, const KernelConfig& c) {
+  const int64_t ktiles = (p.k + c.bk - 1) / c.bk;
+  return (ktiles + c.split_k - 1) / c.split_k;
+}
+
+std::string mma_sync_split_invalid_reason(const GemmProblem& p, const KernelConfig& c) {
+  if (c.split_k < 1 || c.split_k > kMaxSplitK)
+    return fmt::format("split_k={} (need 1 to {})", c.split_k, kMaxSplitK);
+  if (c.split_k == 1) return {};
+  if (c.bk <= 0) return "bk must be positive";
+  const int64_t ktiles = (p.k + c.bk - 1) / c.bk;
+  if ((c.split_k - 1) * tiles_per_slice(p, c) >= ktiles)
+    return fmt::format("split_k={} leaves a slice without K tiles (K={} is {} tiles of {})", c.split_k, p.k,
+                       ktiles, c.bk);
+  return {};
+}
+
+// Split-K serves decode: at M <= bm a problem has only ceil(N / bn) tiles, often fewer than
+// the SMs. Splits come from {2, 3, 4, 6, 8, 12, 16}; each slice must keep >= 2 K tiles (some
+// pipelining) and the grid at most 3 waves. The two splits whose last wave is fullest are kept
+// (ties: the smaller split, which adds less reduction traffic). None when one row of tiles
+// already fills the SMs.
+std::vector<int> split_choices(const GemmProblem& p, const KernelConfig& c, const Target& t) {
+  const int64_t n_tiles = (p.n + c.bn - 1) / c.bn;
+  const int64_t ktiles = (p.k + c.bk - 1) / c.bk;
+  std::vector<std::pair<double, int>> scored;
+  if (n_tiles >= t.sm_count) return {};
+  for (int s : {2, 3, 4, 6, 8, 12, 16}) {
+    const int64_t ctas = n_tiles * s;
+    if (ctas > 3 * int64_t(t.sm_count) || (ktiles + s - 1) / s < 2) continue;
+    KernelConfig sc = c;
+    sc.split_k = s;
+    if (!mma_sync_split_invalid_reason(p, sc).empty()) continue;
+    const double waves = std::ceil(double(ctas) / t.sm_count);
+    scored.push_back({-double(ctas) / (waves * t.sm_count), s});
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<int> out;
+  for (size_t i = 0; i < scored.size() && i < 2; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
 }  // namespace
 
 int mma_sync_smem_bytes(const KernelConfig& c) { return c.stages * (c.bm + c.bn) * c.bk; }
@@ -65,7 +109,7 @@ std::string mma_sync_invalid_reason(const GemmProblem& p, const KernelConfig& c,
   if (p.k % kChunk != 0)
     return fmt::format("K={} is not a multiple of 16, which 16-byte cp.async rows need "
                        "(simt_dp4a covers it)", p.k);
-  if (c.split_k != 1) return "mma_sync does not split K yet (split_k must be 1)";
+  if (std::string why = mma_sync_split_invalid_reason(p, c); !why.empty()) return why;
   if (c.tm != 0 || c.tn != 0) return "mma_sync has no thread tile (tm = tn = 0)";
   if (c.vec != kChunk) return "mma_sync loads 16 bytes per cp.async (vec = 16)";
   if (c.wm < 1 || c.wn < 1 || warps(c) > 8 || (warps(c) & (warps(c) - 1)) != 0)
@@ -93,7 +137,9 @@ std::string mma_sync_invalid_reason(const GemmProblem& p, const KernelConfig& c,
 // least 128x128, else 4, fewer only where smaller warp tiles than 16x16 would be needed; each
 // arranged for square-ish warp tiles. Stages: as many as fit, up to 4 and up to the number of
 // K tiles; a 2-stage ring (no overlap beyond one tile) is kept only when K has <= 2 tiles.
-// Budgets (shared memory, registers) then prune. At most 5 x 4 x 2 = 40 configs per problem.
+// Budgets (shared memory, registers) then prune. At most 5 x 4 x 2 = 40 configs per problem,
+// plus up to two split-K variants (split_choices) of each bm <= 64, bk = 128 config, with
+// stages recounted over one slice's K tiles.
 std::vector<KernelConfig> mma_sync_candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   if (t.amd || t.sm < 80 || p.layout == WeightLayout::kn || p.k % kChunk != 0) return out;
@@ -123,7 +169,16 @@ std::vector<KernelConfig> mma_sync_candidates(const GemmProblem& p, const Target
         c.stages = std::min({4, ktiles, t.smem_per_block_optin / stage_bytes});
         c.stages = std::max(c.stages, 2);
         if (c.stages < 3 && ktiles > 2) continue;
-        if (mma_sync_invalid_reason(p, c, t).empty()) out.push_back(c);
+        if (!mma_sync_invalid_reason(p, c, t).empty()) continue;
+        out.push_back(c);
+        if (bm <= 64 && bk == 128)
+          for (int s : split_choices(p, c, t)) {
+            KernelConfig sc = c;
+            sc.split_k = s;
+            const int per_slice = int(tiles_per_slice(p, sc));
+            sc.stages = std::max(2, std::min({4, per_slice, t.smem_per_block_optin / stage_bytes}));
+            if (mma_sync_invalid_reason(p, sc, t).empty()) out.push_back(sc);
+          }
       }
   return out;
 }
@@ -133,13 +188,17 @@ std::vector<KernelConfig> mma_sync_candidates(const GemmProblem& p, const Target
 // operand traffic (~32 bytes per SM per cycle from L2; rows past M read nothing), stretched when fewer than 8 warps are
 // resident to hide latency. Padding of partial tiles counts as work: that is what it costs.
 double mma_sync_cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
-  const double tiles = std::ceil(double(std::max<int64_t>(m, 1)) / c.bm) * std::ceil(double(p.n) / c.bn);
+  const double tiles = std::ceil(double(std::max<int64_t>(m, 1)) / c.bm) * std::ceil(double(p.n) / c.bn) *
+                       c.split_k;
   const int per_sm = std::max(1, blocks_per_sm(c, t));
   const double on_busiest = std::ceil(tiles / std::max(1, t.sm_count));
-  const double k = double(p.k);
+  const double k = double(tiles_per_slice(p, c) * c.bk);
   // Rows past M are zero-filled without a global read: they cost mma work, not traffic.
   const double rows_read = double(std::min<int64_t>(c.bm, std::max<int64_t>(m, 1)));
-  const double tile_cycles = std::max(double(c.bm) * c.bn * k / 2048.0, (rows_read + c.bn) * k / 32.0);
+  // Split-K: every slice writes its int32 partial tile, the last one reads the others back.
+  const double reduce = c.split_k > 1 ? double(c.bm) * c.bn * 4.0 * 2.0 / 32.0 : 0.0;
+  const double tile_cycles =
+      std::max(double(c.bm) * c.bn * k / 2048.0, (rows_read + c.bn) * k / 32.0) + reduce;
   const double resident_warps = std::min<double>(per_sm, on_busiest) * warps(c);
   const double efficiency = std::min(1.0, resident_warps / 8.0);
   return on_busiest * tile_cycles / efficiency;

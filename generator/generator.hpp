@@ -1,5 +1,6 @@
 // The generator: plain structs in, source text out. Pure: no GPU, no files, no clock.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,6 +39,11 @@ std::vector<int64_t> m_buckets(int64_t max_m);
 // Grid, block and dynamic shared memory for a launch over `m` rows. A dynamic_smem above 48 KiB
 // needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES set on the function before launch.
 LaunchShape launch_shape(const KernelSpec& spec, int64_t m);
+
+// Bytes of zeroed device workspace (I8gArgs::workspace) a launch over up to `m` rows needs:
+// 0 without split-K, else templates/mma_frag.h's layout (arrival counters + partial tiles).
+// The kernel leaves the counters zero again, so one clear at allocation serves every launch.
+size_t workspace_bytes(const KernelSpec& spec, int64_t m);
 
 // Byte alignment the kernel's vector loads need of x and w (and of their row pitch).
 int required_alignment(const KernelConfig& config);

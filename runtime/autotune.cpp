@@ -90,6 +90,15 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
     Operands ops(engine, p, m, rng, stream.s);
     std::unique_ptr<LtGemm> lt;
     DeviceBuffer acc(size_t(m * p.n) * 4), ws(LtGemm::kWorkspaceBytes);
+    // One zeroed split-K workspace for every candidate of this M (each leaves it zeroed).
+    size_t split_bytes = workspace_bytes({p, heuristic_default(p, t, m), t.arch}, m);
+    for (const JitOutcome& b : built) split_bytes = std::max(split_bytes, workspace_bytes(b.spec, m));
+    const DeviceBuffer split_ws = zeroed_device_buffer(split_bytes);
+    auto kernel_args = [&](int call) {
+      I8gArgs a = ops.args(call);
+      a.workspace = split_ws.get<int>();
+      return a;
+    };
     try {
       lt = std::make_unique<LtGemm>(LtGemm::Kind::i8_i32, m, p.n, p.k, p.layout);
     } catch (const Error& e) {
@@ -108,7 +117,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
       run_lt(0, 0);
     } else {
       KernelConfig d = heuristic_default(p, t, m);
-      engine.launch(engine.acquire({p, d, t.arch}), ops.args(0), stream.s);
+      engine.launch(engine.acquire({p, d, t.arch}), kernel_args(0), stream.s);
     }
     I8G_CU(cuStreamSynchronize(stream.s));
     ops.out[0].download(ref.data(), ref.size());
@@ -164,7 +173,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
       } else {
         try {
           const Engine::KernelHandle h = engine.acquire(b.spec);
-          measure(c, [&](int call) { engine.launch(h, ops.args(call), stream.s); });
+          measure(c, [&](int call) { engine.launch(h, kernel_args(call), stream.s); });
         } catch (const Error& e) {
           c.status = "failed";
           c.reason = e.what();

@@ -40,4 +40,15 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
+// Device memory cleared before any stream can use it (split-K counters must start at zero):
+// the clear runs on the legacy stream, so the context is synchronized before returning.
+inline DeviceBuffer zeroed_device_buffer(size_t bytes) {
+  DeviceBuffer b(bytes);
+  if (bytes) {
+    b.fill(0);
+    I8G_CU(cuCtxSynchronize());
+  }
+  return b;
+}
+
 }  // namespace i8g

@@ -59,12 +59,36 @@ struct Engine::Prepared {
   std::vector<Bucket> buckets;  // ascending
   DeviceBuffer acc;             // int32 [max_m, N] for cuBLASLt buckets
   DeviceBuffer lt_workspace;
+  DeviceBuffer split_workspace;  // split-K counters + partials, zeroed once (generator.hpp)
 };
 
 namespace {
 
 // The problem part of a lookup key, without the formatting cost on the run path.
 std::string problem_id(const GemmProblem& p) { return p.key(); }
+
+// The untuned default of prepare, with two overrides for tests and debugging (docs/tuning.md):
+// I8GEMM_FAMILY=<family> takes that family's default wherever it has a candidate, and
+// I8GEMM_SPLIT_K=<s> splits an mma_sync default's K s ways wherever that is valid.
+KernelConfig untuned_default(const GemmProblem& p, const Target& t, int64_t m) {
+  KernelConfig c = heuristic_default(p, t, m);
+  if (const char* f = std::getenv("I8GEMM_FAMILY"); f && *f) {
+    const std::optional<Family> fam = parse_family(f);
+    if (!fam)
+      throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, "i8gemm_prepare",
+                     fmt::format("I8GEMM_FAMILY={} names no kernel family", f));
+    try {
+      c = heuristic_default(p, t, m, *fam);
+    } catch (const Error&) {  // that family cannot run this problem: keep the default
+    }
+  }
+  if (const char* v = std::getenv("I8GEMM_SPLIT_K"); v && *v && c.family == Family::mma_sync) {
+    KernelConfig sc = c;
+    sc.split_k = std::atoi(v);
+    if (invalid_reason(p, sc, t).empty()) c = sc;
+  }
+  return c;
+}
 
 struct CurrentContext {
   explicit CurrentContext(CUcontext ctx) {
@@ -189,7 +213,7 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
     } else {
       KernelConfig config;
       try {
-        config = heuristic_default(p, dev_.target, bound);
+        config = untuned_default(p, dev_.target, bound);
       } catch (const Error& e) {
         throw ApiError(I8GEMM_ERROR_UNSUPPORTED, "i8gemm_prepare", e.what());
       }
@@ -212,6 +236,10 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
     prep->acc = DeviceBuffer(size_t(max_m) * size_t(p.n) * 4);
     prep->lt_workspace = DeviceBuffer(LtGemm::kWorkspaceBytes);
   }
+  size_t split_bytes = 0;
+  for (const Prepared::Bucket& b : prep->buckets)
+    if (b.kernel) split_bytes = std::max(split_bytes, workspace_bytes(b.kernel->spec, std::min(b.max_m, max_m)));
+  if (split_bytes) prep->split_workspace = zeroed_device_buffer(split_bytes);
   ensure_utility(c.get());
   prepared_[id] = std::move(prep);
 }
@@ -226,6 +254,9 @@ Engine::KernelHandle Engine::acquire(const KernelSpec& spec) {
 
 void Engine::launch(KernelHandle h, const I8gArgs& a, CUstream stream) const {
   const Loaded& k = *static_cast<const Loaded*>(h);
+  if (k.spec.config.split_k > 1 && !a.workspace)
+    throw Error("Engine::launch", fmt::format("{} splits K and needs a zeroed workspace of {} bytes",
+                                              k.spec.name(), workspace_bytes(k.spec, a.m)));
   CurrentContext cc(ctx_);
   I8gArgs args = a;
   args.n = k.spec.problem.n;
@@ -347,7 +378,7 @@ void Engine::run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const 
   I8gArgs args = a;
   args.n = p.n;
   args.k = p.k;
-  args.workspace = nullptr;
+  args.workspace = prep.split_workspace.get<int>();
   const LaunchShape s = launch_shape(k->spec, a.m);
   void* params[] = {&args};
   check_cu(driver().cuLaunchKernel(k->fn, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1],

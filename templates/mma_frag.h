@@ -74,6 +74,17 @@ I8G_HD constexpr int copy_chunk(int c) { return c % (BK / kChunk); }
 I8G_HD constexpr int warp_m(int warp, int wn) { return warp / wn; }
 I8G_HD constexpr int warp_n(int warp, int wn) { return warp % wn; }
 
+// --- split-K workspace -----------------------------------------------------------------------
+// With SPLIT_K > 1 the grid's z index is the K slice. args.workspace holds, in int32 words:
+// one arrival counter per output tile (blockIdx.y * gridDim.x + blockIdx.x), padded to 32
+// words, then per tile and slice one partial accumulator tile of BM * BN words, stored in the
+// threads' register order (word e * THREADS + tid), which only the same kernel reads back.
+// Counters start at zero (prepare clears them) and the last slice to arrive resets its tile's.
+I8G_HD constexpr long long splitk_partials_offset(long long tiles) { return (tiles + 31) / 32 * 32; }
+I8G_HD constexpr long long splitk_workspace_words(long long tiles, int split_k, int bm, int bn) {
+  return split_k > 1 ? splitk_partials_offset(tiles) + tiles * split_k * (long long)bm * bn : 0;
+}
+
 }  // namespace mma
 }  // namespace i8g
 

@@ -9,7 +9,8 @@
 //
 // Tails: rows past M or N and chunks past K are zero-filled by cp.async's src-size = 0 (a zero
 // adds nothing to the dot product); K must be a multiple of 16 so a chunk is never partial.
-// Output stores are guarded per element. The epilogue is epilogue.cuh's, element by element,
+// Split-K (SPLIT_K > 1, grid z = slice) sums the slices' int32 tiles exactly before the epilogue
+// (splitk_reduce). Output stores are guarded per element. The epilogue is epilogue.cuh's, element by element,
 // so results are bit-identical to simt_dp4a and the CPU reference.
 #pragma once
 #include "epilogue.cuh"
@@ -92,6 +93,48 @@ struct TileLoader {
   }
 };
 
+// Split-K: every slice of a tile stores its accumulators (V int4 per thread) into its own
+// partial tile of the workspace (layout: mma_frag.h), then counts itself in with one atomic.
+// The slice that arrives last adds the others' partials to its own registers, resets the
+// counter for the next launch and returns true: it runs the epilogue. Integer adds commute,
+// so the sum is exact and the same whatever the arrival order. The fence before the count
+// publishes the partials (the CUDA guide's "last block" reduction pattern); the last slice
+// reads them with ld.global.cg (L2), never through a possibly stale L1 line.
+template <int V, int THREADS, int SPLIT_K, int TILE_WORDS>
+__device__ __forceinline__ bool splitk_reduce(int* ws, int* acc, int tid, int* flag) {
+  const long long tiles = (long long)gridDim.x * gridDim.y;
+  const long long tile = (long long)blockIdx.y * gridDim.x + blockIdx.x;
+  int4* parts = reinterpret_cast<int4*>(ws + mma::splitk_partials_offset(tiles));
+  int4* mine = parts + (tile * SPLIT_K + blockIdx.z) * (TILE_WORDS / 4) + tid;
+#pragma unroll
+  for (int v = 0; v < V; ++v)
+    __stcg(mine + v * THREADS, make_int4(acc[4 * v], acc[4 * v + 1], acc[4 * v + 2], acc[4 * v + 3]));
+  __threadfence();
+  __syncthreads();  // every thread's partial is stored and fenced; the ring is no longer read
+  if (tid == 0) {
+    const int arrived = atomicAdd(ws + tile, 1);
+    *flag = arrived == SPLIT_K - 1;
+    if (arrived == SPLIT_K - 1) ws[tile] = 0;  // no other slice touches it again this launch
+  }
+  __syncthreads();
+  if (!*flag) return false;
+  __threadfence();
+#pragma unroll 1
+  for (int z = 0; z < SPLIT_K; ++z) {
+    if (z == int(blockIdx.z)) continue;
+    const int4* other = parts + (tile * SPLIT_K + z) * (TILE_WORDS / 4) + tid;
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const int4 q = __ldcg(other + v * THREADS);
+      acc[4 * v] += q.x;
+      acc[4 * v + 1] += q.y;
+      acc[4 * v + 2] += q.z;
+      acc[4 * v + 3] += q.w;
+    }
+  }
+  return true;
+}
+
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLIT_K, long long N_,
           long long K_, int LAYOUT, int ACT, int WSC, int OUT, int BIAS, int ASYM>
 __global__ void __launch_bounds__(32 * WM * WN)
@@ -104,7 +147,7 @@ __global__ void __launch_bounds__(32 * WM * WN)
   constexpr int A_BYTES = BM * BK;
   constexpr int STAGE_BYTES = (BM + BN) * BK;
   static_assert(LAYOUT == kLayoutNK, "mma_sync reads [N,K] weights; [K,N] runs on simt_dp4a");
-  static_assert(SPLIT_K == 1, "mma_sync does not split K yet");
+  static_assert(SPLIT_K >= 1 && SPLIT_K <= 16, "1 to 16 K slices");
   static_assert(BM % WM == 0 && WTM % mma::kM == 0, "warp tile M must be a multiple of 16");
   static_assert(BN % WN == 0 && WTN % (2 * mma::kN) == 0,
                 "warp tile N must be a multiple of 16 (one ldmatrix.x4 feeds two n8 tiles)");
@@ -136,12 +179,16 @@ __global__ void __launch_bounds__(32 * WM * WN)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0;
 
-  const int ktiles = int((K + BK - 1) / BK);
+  // This block's K slice: tiles [kt0, kt0 + ktiles) of the whole K (blockIdx.z = slice).
+  const int all_ktiles = int((K + BK - 1) / BK);
+  const int per_slice = SPLIT_K == 1 ? all_ktiles : (all_ktiles + SPLIT_K - 1) / SPLIT_K;
+  const int kt0 = SPLIT_K == 1 ? 0 : int(blockIdx.z) * per_slice;
+  const int ktiles = SPLIT_K == 1 ? all_ktiles : max(0, min(per_slice, all_ktiles - kt0));
   const TileLoader<BM, BK, THREADS> xload(args.x, m0, M, K, tid);
   const TileLoader<BN, BK, THREADS> wload(args.w, n0, N, K, tid);
   auto load_stage = [&](int stage, int kt) {
     const unsigned sa = base + stage * STAGE_BYTES;
-    const long long k0 = (long long)kt * BK;
+    const long long k0 = (long long)(kt0 + kt) * BK;
     xload.load(sa, k0);
     wload.load(sa + A_BYTES, k0);
   };
@@ -189,6 +236,11 @@ __global__ void __launch_bounds__(32 * WM * WN)
     stage = stage + 1 == STAGES ? 0 : stage + 1;
   }
   cp_async_wait<0>();  // only empty groups can remain; leave nothing in flight at exit
+  if constexpr (SPLIT_K > 1) {
+    if (!splitk_reduce<MT * NT, THREADS, SPLIT_K, BM * BN>(args.workspace, &acc[0][0][0], tid,
+                                                           reinterpret_cast<int*>(smem)))
+      return;  // another slice finishes this tile
+  }
 
   // Epilogue: thread owns rows wrow + 16i + {g, g+8} and columns wcol + 8j + {2t, 2t+1}.
   float sx[MT][2];

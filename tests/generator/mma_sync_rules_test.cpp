@@ -37,7 +37,8 @@ TEST(MmaSyncRules, CandidatesExistExactlyWhereTheFamilyRuns) {
     for (const GemmProblem& p : kTp4) {
       const size_t n = mma_of(p, t).size();
       EXPECT_GT(n, 0u) << p.key() << " on " << arch;
-      EXPECT_LE(n, 40u) << p.key() << " on " << arch << ": keep tune --compile-only quick";
+      EXPECT_LE(n, 64u) << p.key() << " on " << arch
+                        << ": 40 unsplit + 24 split-K at most; keep tune --compile-only quick";
     }
     EXPECT_TRUE(mma_of({2560, 4095}, t).empty()) << "K % 16 != 0 needs simt_dp4a";
     EXPECT_TRUE(mma_of({2560, 4104}, t).empty()) << "K % 16 == 8 needs simt_dp4a";
@@ -60,8 +61,12 @@ TEST(MmaSyncRules, InvalidReasonNamesTheBrokenRule) {
   EXPECT_TRUE(has(why(good, {2560, 4096, WeightLayout::kn}), "[K,N]"));
   EXPECT_TRUE(has(why(good, {2560, 4088}), "multiple of 16"));
   KernelConfig c = good;
-  c.split_k = 2;
-  EXPECT_TRUE(has(why(c), "split"));
+  c.split_k = 17;
+  EXPECT_TRUE(has(why(c), "split_k=17")) << why(c);
+  c.split_k = 3;  // K = 128 is at most 2 tiles of bk >= 64: a third slice would be empty
+  EXPECT_TRUE(has(why(c, {2560, 128}), "slice without K tiles")) << why(c, {2560, 128});
+  c.split_k = 0;
+  EXPECT_NE(why(c), "");
   c = good;
   c.bm = 48;
   c.wm = 2;
@@ -146,7 +151,7 @@ TEST(MmaSyncRules, LaunchShapeAndAlignment) {
       const LaunchShape s = launch_shape({p, c, t.arch}, m);
       EXPECT_EQ(int64_t(s.grid[0]), (p.n + c.bn - 1) / c.bn);
       EXPECT_EQ(int64_t(s.grid[1]), (m + c.bm - 1) / c.bm);
-      EXPECT_EQ(s.grid[2], 1u);
+      EXPECT_EQ(s.grid[2], unsigned(c.split_k));
       EXPECT_EQ(int(s.block[0]), 32 * c.wm * c.wn);
     }
   }
@@ -170,4 +175,46 @@ TEST(MmaSyncEmit, SourceMatchesGoldenFile) {
   EXPECT_EQ(s.name, "i8g_sm90a_mma_sync_n2560_k4096_nk_tok_ch_bf16_bias_bm128_bn128_bk64_tm0_tn0_wm2_wn4_s4_sk1_v16");
   EXPECT_EQ(s.entry, "i8g::mma_sync_kernel<128, 128, 64, 2, 4, 4, 1, 2560LL, 4096LL, 0, 1, 1, 0, 1, 0>");
   EXPECT_EQ(KernelSpec::parse_name(s.name), spec);
+}
+
+TEST(MmaSyncRules, SplitKVariantsServeDecodeWithNoEmptySlice) {
+  for (const char* arch : kTensorArchs) {
+    const Target t = Target::from_arch(arch);
+    for (const GemmProblem& p : kTp4) {
+      int split = 0;
+      for (const KernelConfig& c : mma_of(p, t)) {
+        const KernelSpec s{p, c, t.arch};
+        if (c.split_k == 1) {
+          EXPECT_EQ(workspace_bytes(s, 4096), 0u) << s.name();
+          continue;
+        }
+        ++split;
+        EXPECT_LE(c.bm, 64) << s.name() << ": split-K is for decode tiles";
+        EXPECT_EQ(launch_shape(s, 1).grid[2], unsigned(c.split_k));
+        // Every slice gets K tiles: ceil(ktiles / split) * (split - 1) < ktiles.
+        const int64_t ktiles = (p.k + c.bk - 1) / c.bk, per = (ktiles + c.split_k - 1) / c.split_k;
+        EXPECT_LT(per * (c.split_k - 1), ktiles) << s.name();
+        EXPECT_GE(per, 2) << s.name() << ": a slice keeps at least two K tiles to pipeline";
+        // Counters (padded to 32 words) + one BM x BN int32 partial per tile and slice.
+        for (int64_t m : {int64_t(1), int64_t(100)}) {
+          const LaunchShape l = launch_shape(s, m);
+          const size_t tiles = size_t(l.grid[0]) * l.grid[1];
+          EXPECT_EQ(workspace_bytes(s, m), 4 * ((tiles + 31) / 32 * 32 + tiles * c.split_k * c.bm * c.bn))
+              << s.name();
+        }
+      }
+      // Shapes whose one row of 256-wide tiles leaves SMs idle get splits, unless K is too
+      // short to keep two 128-deep tiles in each of two slices.
+      if ((p.n + 255) / 256 < t.sm_count && p.k >= 4 * 128) EXPECT_GT(split, 0) << p.key() << " on " << arch;
+    }
+  }
+}
+
+TEST(MmaSyncRules, DecodeDefaultSplitsKWhereOneRowOfTilesLeavesSmsIdle) {
+  const Target t = Target::from_arch("sm_90a");  // 132 SMs
+  // 768 x 4096 at M = 1: at most 24 tiles of 32 columns, so the default must split K.
+  const KernelConfig d = heuristic_default({768, 4096}, t, 1);
+  EXPECT_GT(d.split_k, 1) << d;
+  // Prefill fills the SMs with tiles: no split.
+  for (const GemmProblem& p : kTp4) EXPECT_EQ(heuristic_default(p, t, 4096).split_k, 1) << p.key();
 }

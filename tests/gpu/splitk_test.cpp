@@ -1,0 +1,189 @@
+// Split-K (mma_sync with SPLIT_K > 1): the slices' int32 partials meet in a per-prepare
+// workspace and the last slice to arrive runs the epilogue. These tests pin that the engine
+// really picks split-K where they say so (the kernel name carries _sk<s>), that the result is
+// bit-exact for every epilogue option, that back-to-back runs and graph replays stay exact
+// (each launch leaves its arrival counters at zero for the next), and that a run captured in a
+// graph still adds exactly one node (the workspace is cleared once, at prepare).
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "generator/generator.hpp"
+#include "runtime/capi_args.hpp"
+#include "runtime/engine.hpp"
+#include "tests/gpu/gpu_support.hpp"
+
+namespace i8g::gputest {
+namespace {
+
+class SplitK : public GpuTest {
+ protected:
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (IsSkipped()) return;
+    engine_ = std::make_unique<Engine>(0, test_cache_path());
+  }
+  void TearDown() override {
+    engine_.reset();
+    GpuTest::TearDown();
+  }
+  // Prepares p on the test's engine and returns the kernel it chose for m rows.
+  std::string prepare(const i8gemm_problem& p, int64_t max_m, int64_t m) {
+    engine_->prepare(to_gemm_problem(p), max_m);
+    return engine_->kernel_for(to_gemm_problem(p), m);
+  }
+  void run(const i8gemm_problem& p, const DeviceGemm& d, int64_t m, const Stream& s) {
+    i8gemm_args c = d.args();
+    c.m = m;
+    engine_->run(to_gemm_problem(p), args_from_c(&c, "test"), s.get());
+  }
+  std::unique_ptr<Engine> engine_;
+};
+
+int split_of(const std::string& kernel) {
+  const size_t at = kernel.find("_sk");
+  return at == std::string::npos ? 0 : std::atoi(kernel.c_str() + at + 3);
+}
+
+// 768 x 4096 at M = 1 has at most 24 column tiles for 132 SMs: the default splits K.
+TEST_F(SplitK, DecodeDefaultSplitsAndEveryEpilogueOptionIsExact) {
+  if (std::getenv("I8GEMM_FAMILY")) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
+  int checked = 0;
+  for (auto o : {I8GEMM_OUT_BF16, I8GEMM_OUT_F16, I8GEMM_OUT_F32, I8GEMM_OUT_I32})
+    for (auto act : {I8GEMM_SCALE_PER_TENSOR, I8GEMM_SCALE_PER_TOKEN})
+      for (int flags = 0; flags < 4; ++flags) {
+        const bool bias = flags & 1, asym = flags & 2;
+        if (bias && o == I8GEMM_OUT_I32) continue;
+        const i8gemm_problem p = make_problem(768, 4096, I8GEMM_WEIGHT_NK, act,
+                                              act == I8GEMM_SCALE_PER_TOKEN ? I8GEMM_SCALE_PER_CHANNEL
+                                                                            : I8GEMM_SCALE_PER_TENSOR,
+                                              o, bias, asym);
+        const std::string kernel = prepare(p, 16, 1);
+        SCOPED_TRACE(kernel);
+        ASSERT_GT(split_of(kernel), 1) << "the M = 1 default should split K";
+        for (int64_t m : {int64_t(1), int64_t(5), int64_t(16)}) {
+          HostOperands h = random_operands(p, m, rng_);
+          Stream s;
+          DeviceGemm d(shared_ctx(), p, h, s);
+          d.poison_out(s);
+          run(p, d, m, s);
+          s.sync();
+          const std::string r = compare_outputs(p, m, d.out_bytes(), reference_bytes(p, h));
+          EXPECT_TRUE(r.empty()) << describe(p) << " M=" << m << ": " << r;
+          ++checked;
+        }
+      }
+  std::printf("[ figure ] split-K: %d exact runs over every epilogue option\n", checked);
+}
+
+// The arrival counters must be back at zero after every launch: twenty runs in a row with new
+// activations each time, then twenty graph replays, each compared with its own reference.
+TEST_F(SplitK, RepeatedRunsAndGraphReplaysStayExact) {
+  if (std::getenv("I8GEMM_FAMILY")) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
+  const i8gemm_problem p = make_problem(2560, 4096);
+  const int64_t M = 3;
+  const std::string kernel = prepare(p, 64, M);
+  ASSERT_GT(split_of(kernel), 1) << kernel;
+  HostOperands h = random_operands(p, M, rng_);
+  Stream s;
+  DeviceGemm d(shared_ctx(), p, h, s);
+  for (int i = 0; i < 20; ++i) {
+    HostOperands next = random_operands(p, M, rng_);
+    next.w = h.w;  // the weights stay; activations and scales change
+    next.w_scale = h.w_scale;
+    d.update(next);
+    d.poison_out(s);
+    run(p, d, M, s);
+    s.sync();
+    const std::string r = compare_outputs(p, M, d.out_bytes(), reference_bytes(p, next));
+    ASSERT_TRUE(r.empty()) << "eager run " << i << ": " << r;
+  }
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  I8G_CU(cuStreamBeginCapture(s.get(), CU_STREAM_CAPTURE_MODE_GLOBAL));
+  run(p, d, M, s);
+  I8G_CU(cuStreamEndCapture(s.get(), &graph));
+  size_t nodes = 0;
+  I8G_CU(cuGraphGetNodes(graph, nullptr, &nodes));
+  EXPECT_EQ(nodes, 1u) << "a split-K run is one kernel node (no memset, no second kernel)";
+  I8G_CU(cuGraphInstantiateWithFlags(&exec, graph, 0));
+  for (int i = 0; i < 20; ++i) {
+    HostOperands next = random_operands(p, M, rng_);
+    next.w = h.w;
+    next.w_scale = h.w_scale;
+    d.update(next);
+    d.poison_out(s);
+    I8G_CU(cuGraphLaunch(exec, s.get()));
+    s.sync();
+    const std::string r = compare_outputs(p, M, d.out_bytes(), reference_bytes(p, next));
+    EXPECT_TRUE(r.empty()) << "replay " << i << ": " << r;
+  }
+  driver().cuGraphExecDestroy(exec);
+  driver().cuGraphDestroy(graph);
+  std::printf("[ figure ] split-K %s: 20 eager runs + 20 graph replays exact, %zu node\n", kernel.c_str(),
+              nodes);
+}
+
+// Every split-K candidate the tuner would race, launched through Engine::launch with one
+// shared zeroed workspace (as the autotuner does), each exact, at M = 1 and a row tail.
+TEST_F(SplitK, EveryCandidateOfATp4ShapeIsExact) {
+  const i8gemm_problem p = make_problem(4096, 2048);
+  const GemmProblem gp = to_gemm_problem(p);
+  const Target& t = engine_->device().target;
+  int ran = 0;
+  for (int64_t m : {int64_t(1), int64_t(37)}) {
+    HostOperands h = random_operands(p, m, rng_);
+    Stream s;
+    DeviceGemm d(shared_ctx(), p, h, s);
+    const std::vector<uint8_t> want = reference_bytes(p, h);
+    std::vector<KernelSpec> specs;
+    size_t bytes = 0;
+    for (const KernelConfig& c : candidates(gp, t))
+      if (c.split_k > 1) {
+        specs.push_back({gp, c, t.arch});
+        bytes = std::max(bytes, workspace_bytes(specs.back(), m));
+      }
+    ASSERT_FALSE(specs.empty());
+    DevBuf ws(bytes);
+    ws.fill(0);
+    I8G_CU(cuCtxSynchronize());  // the clear ran on the legacy stream
+    for (const KernelSpec& spec : specs) {
+      i8gemm_args c = d.args();
+      c.m = m;
+      I8gArgs a = args_from_c(&c, "test");
+      a.n = gp.n;
+      a.k = gp.k;
+      a.workspace = ws.as<int>();
+      d.poison_out(s);
+      engine_->launch(engine_->acquire(spec), a, s.get());
+      s.sync();
+      const std::string r = compare_outputs(p, m, d.out_bytes(), want);
+      EXPECT_TRUE(r.empty()) << spec.name() << " M=" << m << ": " << r;
+      ++ran;
+    }
+    // Every launch left its counters at zero: the whole counter area reads back zero.
+    const std::vector<int32_t> words = ws.download<int32_t>(bytes / 4);
+    const LaunchShape l = launch_shape(specs.front(), m);
+    for (size_t i = 0; i < size_t(l.grid[0]) * l.grid[1]; ++i) ASSERT_EQ(words[i], 0) << "counter " << i;
+  }
+  std::printf("[ figure ] split-K candidates of %s: %d launches exact\n", describe(p).c_str(), ran);
+}
+
+TEST_F(SplitK, LaunchWithoutWorkspaceIsRefused) {
+  const i8gemm_problem p = make_problem(768, 4096);
+  const GemmProblem gp = to_gemm_problem(p);
+  const Target& t = engine_->device().target;
+  KernelConfig c = heuristic_default(gp, t, 1, Family::mma_sync);
+  ASSERT_GT(c.split_k, 1);
+  I8gArgs a{};
+  a.m = 1;
+  try {
+    engine_->launch(engine_->acquire({gp, c, t.arch}), a, nullptr);
+    FAIL() << "a split-K launch without workspace must throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("workspace"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace i8g::gputest
