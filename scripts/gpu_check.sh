@@ -55,6 +55,17 @@ else
   status=1
 fi
 
+# ---- the same correctness tests with the default forced elsewhere: split-K on every mma_sync
+# default where it is valid (I8GEMM_SPLIT_K), and the reference family (I8GEMM_FAMILY), so
+# neither goes untested where the heuristic would not pick it. SKIP_OVERRIDES=1 skips.
+if [ "${SKIP_OVERRIDES:-0}" != 1 ] && [ -x "$BUILD/tests/test_gpu" ]; then
+  OVERRIDE_FILTER=${OVERRIDE_FILTER:-'GemmRows*:GemmTails*:GemmCorrect*:Tp4Correct*:GraphSafe*:SplitK*'}
+  I8GEMM_SPLIT_K=3 run_suite "test_gpu I8GEMM_SPLIT_K=3" "$OUT/test_gpu_split3.log" \
+    "$BUILD/tests/test_gpu" --gtest_filter="$OVERRIDE_FILTER"
+  I8GEMM_FAMILY=simt_dp4a run_suite "test_gpu I8GEMM_FAMILY=simt_dp4a" "$OUT/test_gpu_dp4a.log" \
+    "$BUILD/tests/test_gpu" --gtest_filter="$OVERRIDE_FILTER"
+fi
+
 # ---- compute-sanitizer over a subset (kernels come from the cache the run above filled) -----
 if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null && [ -x "$BUILD/tests/test_gpu" ]; then
   MEMCHECK_FILTER=${MEMCHECK_FILTER:-'*GemmOptions*n100_k68*:*GemmTails*n37*:*GemmRows*m65_*:*GemmRows*m3_*:*QuantizeExact*:*GraphSafe.*:*Threads.*:*LargestAllowedK*'}

@@ -1,11 +1,35 @@
 // i8gemm: one CLI with subcommands. Errors print one line and exit non-zero; nothing a user
 // stored is touched by a failing command.
+#include <execinfo.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
 
 #include "generator/error.hpp"
 #include "tools/cli.hpp"
 
+namespace {
+
+// A crash (ours or a library's) still says where it happened: the signal and the raw stack,
+// written with async-signal-safe calls only, then the default action (core dump, status).
+void on_fatal_signal(int sig) {
+  static const char head[] = "i8gemm: fatal signal; stack (library+offset):\n";
+  (void)!write(STDERR_FILENO, head, sizeof(head) - 1);
+  void* frames[64];
+  backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  {
+    void* warm[1];
+    backtrace(warm, 1);  // loads libgcc's unwinder now, not inside a signal handler
+  }
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) std::signal(sig, on_fatal_signal);
   CLI::App app{"i8gemm: JIT-generated, autotuned INT8 W8A8 GEMM kernels with a SQLite cache"};
   app.require_subcommand(1);
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
