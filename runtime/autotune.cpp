@@ -90,10 +90,16 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
     Operands ops(engine, p, m, rng, stream.s);
     std::unique_ptr<LtGemm> lt;
     DeviceBuffer acc(size_t(m * p.n) * 4), ws(LtGemm::kWorkspaceBytes);
-    // One zeroed split-K workspace for every candidate of this M (each leaves it zeroed).
+    // One split-K workspace, cleared before each kernel that uses it (a kernel leaves its own
+    // counters at zero, but its partials would be another kernel's counters: mma_frag.h).
     size_t split_bytes = workspace_bytes({p, heuristic_default(p, t, m), t.arch}, m);
     for (const JitOutcome& b : built) split_bytes = std::max(split_bytes, workspace_bytes(b.spec, m));
-    const DeviceBuffer split_ws = zeroed_device_buffer(split_bytes);
+    DeviceBuffer split_ws = zeroed_device_buffer(split_bytes);
+    auto clear_workspace = [&](const KernelSpec& s) {
+      if (s.config.split_k <= 1) return;
+      split_ws.fill(0);
+      I8G_CU(cuCtxSynchronize());
+    };
     auto kernel_args = [&](int call) {
       I8gArgs a = ops.args(call);
       a.workspace = split_ws.get<int>();
@@ -117,6 +123,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
       run_lt(0, 0);
     } else {
       KernelConfig d = heuristic_default(p, t, m);
+      clear_workspace({p, d, t.arch});
       engine.launch(engine.acquire({p, d, t.arch}), kernel_args(0), stream.s);
     }
     I8G_CU(cuStreamSynchronize(stream.s));
@@ -173,6 +180,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
       } else {
         try {
           const Engine::KernelHandle h = engine.acquire(b.spec);
+          clear_workspace(b.spec);
           measure(c, [&](int call) { engine.launch(h, kernel_args(call), stream.s); });
         } catch (const Error& e) {
           c.status = "failed";

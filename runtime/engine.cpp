@@ -53,13 +53,13 @@ struct Engine::Prepared {
     int64_t max_m;              // covers m <= max_m
     const Loaded* kernel;       // or null for a cuBLASLt bucket
     std::unique_ptr<LtBucket> lt;
+    DeviceBuffer workspace;     // split-K counters + partials of this bucket's kernel, zeroed
   };
   GemmProblem problem;
   int64_t max_m = 0;
   std::vector<Bucket> buckets;  // ascending
   DeviceBuffer acc;             // int32 [max_m, N] for cuBLASLt buckets
   DeviceBuffer lt_workspace;
-  DeviceBuffer split_workspace;  // split-K counters + partials, zeroed once (generator.hpp)
 };
 
 namespace {
@@ -203,7 +203,7 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
   prep->max_m = max_m;
   bool any_lt = false;
   for (int64_t bound : bounds) {
-    Prepared::Bucket b{bound, nullptr, nullptr};
+    Prepared::Bucket b{bound, nullptr, nullptr, DeviceBuffer()};
     auto w = tuned.lower_bound(bound);  // the smallest tuned bucket covering this one
     const std::string lt_prefix = "cublaslt:algo=";
     if (w != tuned.end() && w->second.candidate.rfind(lt_prefix, 0) == 0) {
@@ -236,10 +236,9 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
     prep->acc = DeviceBuffer(size_t(max_m) * size_t(p.n) * 4);
     prep->lt_workspace = DeviceBuffer(LtGemm::kWorkspaceBytes);
   }
-  size_t split_bytes = 0;
-  for (const Prepared::Bucket& b : prep->buckets)
-    if (b.kernel) split_bytes = std::max(split_bytes, workspace_bytes(b.kernel->spec, std::min(b.max_m, max_m)));
-  if (split_bytes) prep->split_workspace = zeroed_device_buffer(split_bytes);
+  // Each split-K bucket gets its own workspace: two kernels never share one (mma_frag.h).
+  for (Prepared::Bucket& b : prep->buckets)
+    if (b.kernel) b.workspace = zeroed_device_buffer(workspace_bytes(b.kernel->spec, std::min(b.max_m, max_m)));
   ensure_utility(c.get());
   prepared_[id] = std::move(prep);
 }
@@ -255,7 +254,7 @@ Engine::KernelHandle Engine::acquire(const KernelSpec& spec) {
 void Engine::launch(KernelHandle h, const I8gArgs& a, CUstream stream) const {
   const Loaded& k = *static_cast<const Loaded*>(h);
   if (k.spec.config.split_k > 1 && !a.workspace)
-    throw Error("Engine::launch", fmt::format("{} splits K and needs a zeroed workspace of {} bytes",
+    throw Error("Engine::launch", fmt::format("{} splits K and needs a zeroed workspace of its own ({} bytes)",
                                               k.spec.name(), workspace_bytes(k.spec, a.m)));
   CurrentContext cc(ctx_);
   I8gArgs args = a;
@@ -378,7 +377,7 @@ void Engine::run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const 
   I8gArgs args = a;
   args.n = p.n;
   args.k = p.k;
-  args.workspace = prep.split_workspace.get<int>();
+  args.workspace = bucket->workspace.get<int>();
   const LaunchShape s = launch_shape(k->spec, a.m);
   void* params[] = {&args};
   check_cu(driver().cuLaunchKernel(k->fn, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1],

@@ -100,21 +100,21 @@ struct TileLoader {
 // so the sum is exact and the same whatever the arrival order. The fence before the count
 // publishes the partials (the CUDA guide's "last block" reduction pattern); the last slice
 // reads them with ld.global.cg (L2), never through a possibly stale L1 line.
-template <int V, int THREADS, int SPLIT_K, int TILE_WORDS>
+template <int V, int THREADS, int SPLIT_K, int BM, int BN>
 __device__ __forceinline__ bool splitk_reduce(int* ws, int* acc, int tid, int* flag) {
-  const long long tiles = (long long)gridDim.x * gridDim.y;
   const long long tile = (long long)blockIdx.y * gridDim.x + blockIdx.x;
-  int4* parts = reinterpret_cast<int4*>(ws + mma::splitk_partials_offset(tiles));
-  int4* mine = parts + (tile * SPLIT_K + blockIdx.z) * (TILE_WORDS / 4) + tid;
+  int* block = ws + tile * mma::splitk_tile_words(SPLIT_K, BM, BN);
+  int4* parts = reinterpret_cast<int4*>(block + mma::kSplitkCounterWords);
+  int4* mine = parts + (long long)blockIdx.z * (BM * BN / 4) + tid;
 #pragma unroll
   for (int v = 0; v < V; ++v)
     __stcg(mine + v * THREADS, make_int4(acc[4 * v], acc[4 * v + 1], acc[4 * v + 2], acc[4 * v + 3]));
   __threadfence();
   __syncthreads();  // every thread's partial is stored and fenced; the ring is no longer read
   if (tid == 0) {
-    const int arrived = atomicAdd(ws + tile, 1);
+    const int arrived = atomicAdd(block, 1);
     *flag = arrived == SPLIT_K - 1;
-    if (arrived == SPLIT_K - 1) ws[tile] = 0;  // no other slice touches it again this launch
+    if (arrived == SPLIT_K - 1) *block = 0;  // no other slice touches it again this launch
   }
   __syncthreads();
   if (!*flag) return false;
@@ -122,7 +122,7 @@ __device__ __forceinline__ bool splitk_reduce(int* ws, int* acc, int tid, int* f
 #pragma unroll 1
   for (int z = 0; z < SPLIT_K; ++z) {
     if (z == int(blockIdx.z)) continue;
-    const int4* other = parts + (tile * SPLIT_K + z) * (TILE_WORDS / 4) + tid;
+    const int4* other = parts + (long long)z * (BM * BN / 4) + tid;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       const int4 q = __ldcg(other + v * THREADS);
@@ -237,7 +237,7 @@ __global__ void __launch_bounds__(32 * WM * WN)
   }
   cp_async_wait<0>();  // only empty groups can remain; leave nothing in flight at exit
   if constexpr (SPLIT_K > 1) {
-    if (!splitk_reduce<MT * NT, THREADS, SPLIT_K, BM * BN>(args.workspace, &acc[0][0][0], tid,
+    if (!splitk_reduce<MT * NT, THREADS, SPLIT_K, BM, BN>(args.workspace, &acc[0][0][0], tid,
                                                            reinterpret_cast<int*>(smem)))
       return;  // another slice finishes this tile
   }

@@ -195,17 +195,18 @@ TEST(MmaSyncRules, SplitKVariantsServeDecodeWithNoEmptySlice) {
         const int64_t ktiles = (p.k + c.bk - 1) / c.bk, per = (ktiles + c.split_k - 1) / c.split_k;
         EXPECT_LT(per * (c.split_k - 1), ktiles) << s.name();
         EXPECT_GE(per, 2) << s.name() << ": a slice keeps at least two K tiles to pipeline";
-        // Counters (padded to 32 words) + one BM x BN int32 partial per tile and slice.
+        // Per tile: a counter padded to 32 words + one BM x BN int32 partial per slice.
         for (int64_t m : {int64_t(1), int64_t(100)}) {
           const LaunchShape l = launch_shape(s, m);
           const size_t tiles = size_t(l.grid[0]) * l.grid[1];
-          EXPECT_EQ(workspace_bytes(s, m), 4 * ((tiles + 31) / 32 * 32 + tiles * c.split_k * c.bm * c.bn))
-              << s.name();
+          EXPECT_EQ(workspace_bytes(s, m), 4 * tiles * (32 + size_t(c.split_k) * c.bm * c.bn)) << s.name();
         }
       }
       // Shapes whose one row of 256-wide tiles leaves SMs idle get splits, unless K is too
       // short to keep two 128-deep tiles in each of two slices.
-      if ((p.n + 255) / 256 < t.sm_count && p.k >= 4 * 128) EXPECT_GT(split, 0) << p.key() << " on " << arch;
+      if ((p.n + 255) / 256 < t.sm_count && p.k >= 4 * 128) {
+        EXPECT_GT(split, 0) << p.key() << " on " << arch;
+      }
     }
   }
 }
