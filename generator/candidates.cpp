@@ -144,8 +144,8 @@ KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m,
   return *best;
 }
 
-// Tensor cores where the problem allows them (sm_80+, [N,K] weights, K % 16 == 0); the
-// reference family everywhere else.
+// Tensor cores where the problem allows them (sm_80+, K % 16 == 0, and N % 16 == 0 for [K,N]
+// weights); the reference family everywhere else.
 KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m) {
   if (t.amd) return heuristic_default(p, t, m, Family::mfma);
   if (!mma_sync_candidates(p, t).empty()) return heuristic_default(p, t, m, Family::mma_sync);

@@ -104,11 +104,12 @@ int mma_sync_register_estimate(const KernelConfig& c) {
 
 std::string mma_sync_invalid_reason(const GemmProblem& p, const KernelConfig& c, const Target& t) {
   if (t.sm < 80) return "mma_sync needs sm_80 or later (cp.async and int8 m16n8k32)";
-  if (p.layout == WeightLayout::kn)
-    return "mma_sync reads [N,K] weights (the mma's .col B operand); [K,N] weights run on simt_dp4a";
   if (p.k % kChunk != 0)
     return fmt::format("K={} is not a multiple of 16, which 16-byte cp.async rows need "
                        "(simt_dp4a covers it)", p.k);
+  if (p.layout == WeightLayout::kn && p.n % kChunk != 0)
+    return fmt::format("[K,N] weights need N={} to be a multiple of 16: their 16-byte cp.async "
+                       "chunks run along n (simt_dp4a covers it)", p.n);
   if (std::string why = mma_sync_split_invalid_reason(p, c); !why.empty()) return why;
   if (c.tm != 0 || c.tn != 0) return "mma_sync has no thread tile (tm = tn = 0)";
   if (c.vec != kChunk) return "mma_sync loads 16 bytes per cp.async (vec = 16)";
@@ -119,6 +120,9 @@ std::string mma_sync_invalid_reason(const GemmProblem& p, const KernelConfig& c,
   if (c.bn % (kWarpTileNStep * c.wn) != 0)
     return fmt::format("bn={} over {} warps: the warp tile N must be a multiple of 16", c.bn, c.wn);
   if (c.bm > 256 || c.bn > 256) return "block tiles above 256 x 256";
+  if (p.layout == WeightLayout::kn && (c.bn & (c.bn - 1)) != 0)
+    return fmt::format("bn={}: [K,N] weights need bn a power of two (the swizzle's conflict-free "
+                       "proof and the copy's constant row offsets assume it)", c.bn);
   if (c.bk < kMmaK || c.bk > 256 || c.bk % kMmaK != 0)
     return fmt::format("bk={} must be a multiple of 32 in [32, 256]", c.bk);
   if (c.stages < 2 || c.stages > 6) return fmt::format("{} stages (need 2 to 6)", c.stages);
@@ -132,8 +136,9 @@ std::string mma_sync_invalid_reason(const GemmProblem& p, const KernelConfig& c,
   return {};
 }
 
-// Rules: block tiles bm in {16..256} (M is unknown here: small tiles serve decode, large ones
-// prefill), bn in {32..256} (not past the padded N), bk 64 or 128. Warps: 8 for tiles of at
+// Rules (the same for [N,K] and [K,N] weights): block tiles bm in {16..256} (M is unknown
+// here: small tiles serve decode, large ones prefill), bn in {32..256} (powers of two, not
+// past the padded N), bk 64 or 128. Warps: 8 for tiles of at
 // least 128x128, else 4, fewer only where smaller warp tiles than 16x16 would be needed; each
 // arranged for square-ish warp tiles. Stages: as many as fit, up to 4 and up to the number of
 // K tiles; a 2-stage ring (no overlap beyond one tile) is kept only when K has <= 2 tiles.
@@ -142,7 +147,8 @@ std::string mma_sync_invalid_reason(const GemmProblem& p, const KernelConfig& c,
 // stages recounted over one slice's K tiles.
 std::vector<KernelConfig> mma_sync_candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
-  if (t.amd || t.sm < 80 || p.layout == WeightLayout::kn || p.k % kChunk != 0) return out;
+  if (t.amd || t.sm < 80 || p.k % kChunk != 0) return out;
+  if (p.layout == WeightLayout::kn && p.n % kChunk != 0) return out;
   int64_t n_pow2 = 32;
   while (n_pow2 < p.n) n_pow2 *= 2;
   for (int bm : {16, 32, 64, 128, 256})

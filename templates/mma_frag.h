@@ -69,6 +69,50 @@ I8G_HD constexpr int copy_row(int c) { return c / (BK / kChunk); }
 template <int BK>
 I8G_HD constexpr int copy_chunk(int c) { return c % (BK / kChunk); }
 
+// --- [K,N] weights (n contiguous) -----------------------------------------------------------
+// The B tile is BK rows (one per k) of BN bytes (n contiguous), swizzled with tile_offset<BN>
+// (row = shared k row, chunk = 16-byte n chunk): the rows one ldmatrix phase reads are eight
+// consecutive rows at one chunk, the same pattern as the [rows, k] tiles above, so the same
+// proof holds for BN = 16..256 (tested in mma_frag_test).
+//
+// ldmatrix.x4.trans.b16 hands lane (g, t) = (lane/4, lane%4), from each 8x8 b16 matrix, the
+// b16 elements of rows 2t and 2t+1 at column g, i.e. bytes [row 2t: n 2g, 2g+1 | row 2t+1:
+// n 2g, 2g+1]. The mma wants k 4t..4t+3 at one n in a register, so the rows are permuted at
+// copy time: inside each 16-row group, global k row 4q+i goes to shared row
+// {2q, 2q+1, 8+2q, 9+2q}[i] (a bit permutation: k bits b3 b2 b1 b0 -> shared row b1 b3 b2 b0).
+// Matrices 0 and 1 (shared rows 0..7, 8..15 of a k32 step) then give lane (g, t) rows
+// k 4t, 4t+1 and k 4t+2, 4t+3 at n 2g, 2g+1; prmt 0x6420 of the pair keeps the bytes of
+// n = 2g (even columns), 0x7531 those of n = 2g+1 (odd columns): b0 of two n8 tiles made of
+// the even and the odd columns of 16. Matrices 2 and 3 (k 16..31) give their b1 the same way.
+// The copy walks the shared tile like the others (chunk c -> shared row copy_row<BN>(c),
+// chunk copy_chunk<BN>(c)) and reads global row kn_src_row(row), so the cp.async writes keep
+// their conflict-free pattern. For a power-of-two step R and r0 < R the bits of r0 and s*R are
+// disjoint, so kn_src_row(r0 + s*R) = kn_src_row(r0) + kn_src_row(s*R): a constant per step.
+I8G_HD constexpr int kn_smem_row(int k) {  // global k row (tile-relative) -> shared row
+  return (k & ~15) | (((k >> 1) & 1) << 3) | (((k >> 2) & 3) << 1) | (k & 1);
+}
+I8G_HD constexpr int kn_src_row(int row) {  // shared row -> global k row (the inverse)
+  return (row & ~15) | (((row >> 1) & 3) << 2) | (((row >> 3) & 1) << 1) | (row & 1);
+}
+// ldmatrix.x4.trans address provider: lane l gives shared row l of the k32 step (matrix l/8,
+// row l%8); every lane reads the same 16-byte n chunk.
+I8G_HD constexpr int ldsm_kn_row(int lane) { return lane; }
+// prmt.b32 selectors (byte i of the result = byte sel_i of {b, a}) for the two n8 tiles.
+constexpr unsigned kPrmtEven = 0x6420u, kPrmtOdd = 0x7531u;
+
+// --- accumulator columns ---------------------------------------------------------------------
+// Column, inside a warp tile, of accumulator c[2h+e] (h = row half) of n8 tile j: [N,K] tiles
+// are 8 consecutive columns; [K,N] tiles come in pairs over 16 columns, tile 2p holding the
+// even columns and tile 2p+1 the odd ones, so logical column l of tile j is column 2l + (j&1).
+// (The kernel spells the [N,K] case out as before, which keeps its SASS unchanged.)
+I8G_HD constexpr int acc_col_nk(int j, int lane, int e) { return kN * j + c_col(lane, e); }
+I8G_HD constexpr int acc_col_kn(int j, int lane, int e) {
+  return 2 * kN * (j >> 1) + 2 * c_col(lane, e) + (j & 1);
+}
+I8G_HD constexpr int acc_col(bool kn, int j, int lane, int e) {
+  return kn ? acc_col_kn(j, lane, e) : acc_col_nk(j, lane, e);
+}
+
 // --- warp tiling -----------------------------------------------------------------------------
 // Warp w of WM x WN owns the (BM/WM) x (BN/WN) block of the output tile at (warp_m, warp_n).
 I8G_HD constexpr int warp_m(int warp, int wn) { return warp / wn; }

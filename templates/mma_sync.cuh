@@ -5,12 +5,16 @@
 // dynamic shared memory with 16-byte cp.async.cg copies (bypassing L1: every byte is used
 // once per block); ldmatrix.x4 turns the swizzled tiles into A and B fragments (mma_frag.h
 // holds and the host tests check every index formula). [N,K] rows are exactly the .col B
-// operand, so neither operand is transposed.
+// operand, so neither operand is transposed. [K,N] weights (n contiguous) are stored as BK
+// rows of BN bytes with the k rows permuted at copy time, and read with ldmatrix.x4.trans +
+// prmt, which feeds two n8 tiles (the even and the odd columns of 16) per instruction, as
+// ldmatrix.x4 does for [N,K]; the epilogue maps the columns back (mma_frag.h, "[K,N]").
 //
 // Tails: rows past M or N and chunks past K are zero-filled by cp.async's src-size = 0 (a zero
-// adds nothing to the dot product); K must be a multiple of 16 so a chunk is never partial.
-// Split-K (SPLIT_K > 1, grid z = slice) sums the slices' int32 tiles exactly before the epilogue
-// (splitk_reduce). Output stores are guarded per element. The epilogue is epilogue.cuh's, element by element,
+// adds nothing to the dot product); K must be a multiple of 16 so a chunk is never partial
+// (and N too for [K,N] weights, whose chunks run along n). Split-K (SPLIT_K > 1, grid z =
+// slice) sums the slices' int32 tiles exactly before the epilogue (splitk_reduce).
+// Output stores are guarded per element. The epilogue is epilogue.cuh's, element by element,
 // so results are bit-identical to simt_dp4a and the CPU reference.
 #pragma once
 #include "epilogue.cuh"
@@ -135,6 +139,71 @@ __device__ __forceinline__ bool splitk_reduce(int* ws, int* acc, int tid, int* f
   return true;
 }
 
+// ---- [K,N] weights -------------------------------------------------------------------------
+// Streams the BK x BN tile at (k0, n0) of a row-major [K,N] int8 matrix into a swizzled shared
+// tile of BK rows x BN bytes, global k row r at shared row kn_smem_row(r). Thread tid copies
+// n chunk tid % CPR of shared rows r0 + s * RSTEP, read from global rows kn_src_row(r0) +
+// kn_src_row(s * RSTEP): one pointer plus a constant per step. Chunks past N and rows past K
+// are zero-filled; K % 16 == 0, so a 16-row group is either all in or all out.
+template <int BK, int BN, int THREADS>
+struct KnTileLoader {
+  static constexpr int CPR = BN / mma::kChunk;  // chunks per k row
+  static constexpr int RSTEP = THREADS / CPR;   // shared rows between a thread's copies
+  static constexpr int STEPS = (BK + RSTEP - 1) / RSTEP;
+  static_assert(THREADS % CPR == 0 && (RSTEP & (RSTEP - 1)) == 0,
+                "[K,N] copies need a power-of-two row step (BN a power of two)");
+
+  const signed char* base;  // the matrix; also the (never read) address of zero-fill copies
+  const signed char* p;     // global row kn_src_row(r0), column n0 + 16 * ch
+  long long N, K;
+  int r0, ch;
+  bool n_in;
+
+  __device__ __forceinline__ KnTileLoader(const signed char* src, long long n0, long long N_,
+                                          long long K_, int tid)
+      : base(src), N(N_), K(K_), r0(mma::copy_row<BN>(tid)), ch(mma::copy_chunk<BN>(tid)) {
+    n_in = n0 + ch * mma::kChunk < N;
+    p = src + mma::kn_src_row(r0) * N + n0 + ch * mma::kChunk;
+  }
+
+  __device__ __forceinline__ void load(unsigned dst, long long k0) const {
+    const signed char* pk = p + k0 * N;
+    const long long k_left = K - k0;
+#pragma unroll
+    for (int s = 0; s < STEPS; ++s) {
+      const int row = r0 + s * RSTEP;
+      if (BK % RSTEP != 0 && row >= BK) break;  // past the tile: no copy at all
+      const bool in = n_in && (row & ~15) < k_left;
+      cp_async_16(dst + mma::tile_offset<BN>(row, ch),
+                  in ? pk + (long long)mma::kn_src_row(s * RSTEP) * N : base, in);
+    }
+  }
+};
+
+// The weight tile's loader: rows of [N,K], or the k-row-permuted tile of [K,N].
+template <bool KN, int BN, int BK, int THREADS>
+struct WeightLoader {
+  using type = TileLoader<BN, BK, THREADS>;
+};
+template <int BN, int BK, int THREADS>
+struct WeightLoader<true, BN, BK, THREADS> {
+  using type = KnTileLoader<BK, BN, THREADS>;
+};
+
+// B fragments of two n8 tiles from a [K,N] tile: lane l addresses shared row l of the k32 step
+// at one 16-byte n chunk; b = {b0, b1} of the even-column tile, then {b0, b1} of the odd one.
+__device__ __forceinline__ void ldsm_x4_trans_kn(unsigned addr, unsigned (&b)[4]) {
+  unsigned r0, r1, r2, r3;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr)
+               : "memory");
+  b[0] = __byte_perm(r0, r1, mma::kPrmtEven);
+  b[1] = __byte_perm(r2, r3, mma::kPrmtEven);
+  b[2] = __byte_perm(r0, r1, mma::kPrmtOdd);
+  b[3] = __byte_perm(r2, r3, mma::kPrmtOdd);
+}
+
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLIT_K, long long N_,
           long long K_, int LAYOUT, int ACT, int WSC, int OUT, int BIAS, int ASYM>
 __global__ void __launch_bounds__(32 * WM * WN)
@@ -146,7 +215,9 @@ __global__ void __launch_bounds__(32 * WM * WN)
   constexpr int NT = WTN / mma::kN;  // n8 tiles per warp
   constexpr int A_BYTES = BM * BK;
   constexpr int STAGE_BYTES = (BM + BN) * BK;
-  static_assert(LAYOUT == kLayoutNK, "mma_sync reads [N,K] weights; [K,N] runs on simt_dp4a");
+  constexpr bool KN = LAYOUT == kLayoutKN;
+  static_assert(LAYOUT == kLayoutNK || LAYOUT == kLayoutKN, "unknown weight layout");
+  static_assert(!KN || N_ % mma::kChunk == 0, "[K,N] weights need N % 16 == 0 (16-byte n chunks)");
   static_assert(SPLIT_K >= 1 && SPLIT_K <= 16, "1 to 16 K slices");
   static_assert(BM % WM == 0 && WTM % mma::kM == 0, "warp tile M must be a multiple of 16");
   static_assert(BN % WN == 0 && WTN % (2 * mma::kN) == 0,
@@ -185,7 +256,7 @@ __global__ void __launch_bounds__(32 * WM * WN)
   const int kt0 = SPLIT_K == 1 ? 0 : int(blockIdx.z) * per_slice;
   const int ktiles = SPLIT_K == 1 ? all_ktiles : max(0, min(per_slice, all_ktiles - kt0));
   const TileLoader<BM, BK, THREADS> xload(args.x, m0, M, K, tid);
-  const TileLoader<BN, BK, THREADS> wload(args.w, n0, N, K, tid);
+  const typename WeightLoader<KN, BN, BK, THREADS>::type wload(args.w, n0, N, K, tid);
   auto load_stage = [&](int stage, int kt) {
     const unsigned sa = base + stage * STAGE_BYTES;
     const long long k0 = (long long)(kt0 + kt) * BK;
@@ -224,9 +295,14 @@ __global__ void __launch_bounds__(32 * WM * WN)
                 a[i]);
 #pragma unroll
       for (int j = 0; j < NT / 2; ++j)
-        ldsm_x4(sb + mma::tile_offset<BK>(wcol + j * 2 * mma::kN + mma::ldsm_b_row(lane),
-                                          2 * kk + mma::ldsm_b_chunk(lane)),
-                b[j]);
+        if constexpr (KN)
+          ldsm_x4_trans_kn(sb + mma::tile_offset<BN>(kk * mma::kK + mma::ldsm_kn_row(lane),
+                                                     wcol / mma::kChunk + j),
+                           b[j]);
+        else
+          ldsm_x4(sb + mma::tile_offset<BK>(wcol + j * 2 * mma::kN + mma::ldsm_b_row(lane),
+                                            2 * kk + mma::ldsm_b_chunk(lane)),
+                  b[j]);
 #pragma unroll
       for (int i = 0; i < MT; ++i)
 #pragma unroll
@@ -242,7 +318,8 @@ __global__ void __launch_bounds__(32 * WM * WN)
       return;  // another slice finishes this tile
   }
 
-  // Epilogue: thread owns rows wrow + 16i + {g, g+8} and columns wcol + 8j + {2t, 2t+1}.
+  // Epilogue: thread owns rows wrow + 16i + {g, g+8} and columns wcol + acc_col(j, e): 8j +
+  // {2t, 2t+1} for [N,K]; 16(j/2) + {4t, 4t+2} + (j&1) for [K,N] (even/odd-column tiles).
   float sx[MT][2];
   int zp[MT][2];
 #pragma unroll
@@ -258,7 +335,8 @@ __global__ void __launch_bounds__(32 * WM * WN)
   for (int j = 0; j < NT; ++j)
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
-      const long long n = n0 + wcol + j * mma::kN + mma::c_col(lane, e);
+      const long long n = KN ? n0 + wcol + mma::acc_col_kn(j, lane, e)
+                             : n0 + wcol + j * mma::kN + mma::c_col(lane, e);
       if (n >= N) continue;
       float sw, b;
       int colsum;

@@ -42,7 +42,20 @@ TEST(MmaSyncRules, CandidatesExistExactlyWhereTheFamilyRuns) {
     }
     EXPECT_TRUE(mma_of({2560, 4095}, t).empty()) << "K % 16 != 0 needs simt_dp4a";
     EXPECT_TRUE(mma_of({2560, 4104}, t).empty()) << "K % 16 == 8 needs simt_dp4a";
-    EXPECT_TRUE(mma_of({2560, 4096, WeightLayout::kn}, t).empty()) << "[K,N] needs simt_dp4a";
+    // [K,N] weights run on mma_sync when N % 16 == 0 (16-byte chunks along n), with the same
+    // rules and power-of-two bn; otherwise simt_dp4a.
+    for (const GemmProblem& nk : kTp4) {
+      const GemmProblem kn{nk.n, nk.k, WeightLayout::kn};
+      const std::vector<KernelConfig> cs = mma_of(kn, t);
+      EXPECT_EQ(cs.size(), mma_of(nk, t).size()) << kn.key() << " on " << arch;
+      for (const KernelConfig& c : cs) EXPECT_EQ(c.bn & (c.bn - 1), 0) << c;
+    }
+    EXPECT_FALSE(mma_of({1040, 4096, WeightLayout::kn}, t).empty()) << "N % 16 == 0";
+    EXPECT_FALSE(mma_of({48, 80, WeightLayout::kn}, t).empty()) << "N and K tails, multiples of 16";
+    EXPECT_TRUE(mma_of({1000, 4096, WeightLayout::kn}, t).empty()) << "[K,N] with N % 16 == 8";
+    EXPECT_TRUE(mma_of({2561, 4096, WeightLayout::kn}, t).empty()) << "[K,N] with odd N";
+    EXPECT_TRUE(mma_of({2560, 4088, WeightLayout::kn}, t).empty()) << "[K,N] with K % 16 == 8";
+    EXPECT_FALSE(mma_of({1000, 4096}, t).empty()) << "[N,K] needs no N alignment";
   }
   EXPECT_TRUE(mma_of({2560, 4096}, Target::from_arch("sm_75")).empty());
 }
@@ -58,7 +71,10 @@ TEST(MmaSyncRules, InvalidReasonNamesTheBrokenRule) {
   };
   auto has = [](const std::string& s, const char* w) { return s.find(w) != std::string::npos; };
   EXPECT_TRUE(has(why(good, p, "sm_75"), "sm_80")) << why(good, p, "sm_75");
-  EXPECT_TRUE(has(why(good, {2560, 4096, WeightLayout::kn}), "[K,N]"));
+  EXPECT_EQ(why(good, {2560, 4096, WeightLayout::kn}), "") << "[K,N] runs on mma_sync";
+  EXPECT_TRUE(has(why(good, {2552, 4096, WeightLayout::kn}), "[K,N]"));
+  EXPECT_TRUE(has(why(good, {2552, 4096, WeightLayout::kn}), "N=2552"));
+  EXPECT_TRUE(has(why(good, {2560, 4088, WeightLayout::kn}), "K=4088"));
   EXPECT_TRUE(has(why(good, {2560, 4088}), "multiple of 16"));
   KernelConfig c = good;
   c.split_k = 17;
@@ -94,6 +110,15 @@ TEST(MmaSyncRules, InvalidReasonNamesTheBrokenRule) {
   c.wn = 2;  // 256 x 128 warp tiles: 1024 accumulators per thread
   EXPECT_TRUE(has(why(c), "registers")) << why(c);
   c = good;
+  c.bm = 64;
+  c.bn = 96;  // a multiple of 16 per warp, not a power of two: [N,K] only
+  c.bk = 64;
+  c.wm = c.wn = 2;
+  c.stages = 3;
+  EXPECT_EQ(why(c), "");
+  const GemmProblem kn{2560, 4096, WeightLayout::kn};
+  EXPECT_TRUE(has(why(c, kn), "power of two")) << why(c, kn);
+  c = good;
   c.tm = 4;
   EXPECT_NE(why(c), "");
   c = good;
@@ -104,14 +129,15 @@ TEST(MmaSyncRules, InvalidReasonNamesTheBrokenRule) {
 TEST(MmaSyncRules, EveryCandidateFitsItsTargetsSharedMemory) {
   for (const char* arch : kTensorArchs) {
     const Target t = Target::from_arch(arch);
-    for (const GemmProblem& p : kTp4)
-      for (const KernelConfig& c : mma_of(p, t)) {
-        const LaunchShape s = launch_shape({p, c, t.arch}, 1);
-        EXPECT_EQ(int(s.dynamic_smem), c.stages * (c.bm + c.bn) * c.bk);
-        EXPECT_LE(int(s.dynamic_smem), t.smem_per_block_optin) << c;
-        EXPECT_GE(c.stages, 2);
-        EXPECT_EQ(c.static_smem_bytes(), 0) << "mma_sync uses dynamic shared memory only";
-      }
+    for (const GemmProblem& nk : kTp4)
+      for (const GemmProblem& p : {nk, GemmProblem{nk.n, nk.k, WeightLayout::kn}})
+        for (const KernelConfig& c : mma_of(p, t)) {
+          const LaunchShape s = launch_shape({p, c, t.arch}, 1);
+          EXPECT_EQ(int(s.dynamic_smem), c.stages * (c.bm + c.bn) * c.bk) << "same bytes either layout";
+          EXPECT_LE(int(s.dynamic_smem), t.smem_per_block_optin) << c;
+          EXPECT_GE(c.stages, 2);
+          EXPECT_EQ(c.static_smem_bytes(), 0) << "mma_sync uses dynamic shared memory only";
+        }
   }
 }
 
@@ -127,7 +153,16 @@ TEST(MmaSyncRules, HeuristicPrefersTensorCoresFromSm80AndFallsBack) {
         EXPECT_EQ(heuristic_default(p, t, m, Family::simt_dp4a).family, Family::simt_dp4a);
       }
     EXPECT_EQ(heuristic_default({2560, 4095}, t, 16).family, Family::simt_dp4a);
-    EXPECT_EQ(heuristic_default({2560, 4096, WeightLayout::kn}, t, 16).family, Family::simt_dp4a);
+    for (const GemmProblem& nk : kTp4)
+      for (int64_t m : {1, 16, 256, 4096}) {
+        const GemmProblem kn{nk.n, nk.k, WeightLayout::kn};
+        const KernelConfig d = heuristic_default(kn, t, m);
+        EXPECT_EQ(d.family, Family::mma_sync) << kn.key() << " m=" << m << " on " << arch;
+        EXPECT_EQ(invalid_reason(kn, d, t), "");
+      }
+    EXPECT_EQ(heuristic_default({1040, 4096, WeightLayout::kn}, t, 16).family, Family::mma_sync);
+    EXPECT_EQ(heuristic_default({1000, 4096, WeightLayout::kn}, t, 16).family, Family::simt_dp4a);
+    EXPECT_THROW(heuristic_default({1000, 4096, WeightLayout::kn}, t, 16, Family::mma_sync), Error);
     EXPECT_THROW(heuristic_default({2560, 4095}, t, 16, Family::mma_sync), Error);
   }
   EXPECT_EQ(heuristic_default({2560, 4096}, Target::from_arch("sm_75"), 16).family, Family::simt_dp4a);

@@ -113,6 +113,48 @@ INSTANTIATE_TEST_SUITE_P(Tails, GemmTails, ::testing::ValuesIn(tail_cases()),
                                               i.param.layout == I8GEMM_WEIGHT_NK ? "nk" : "kn");
                          });
 
+// ---- [K,N] weights on tensor cores: N and K multiples of 16, not of the tile ----------------
+// mma_sync takes [K,N] weights when N % 16 == 0 and K % 16 == 0 (the tails above are mostly
+// simt_dp4a's): partial N tiles (48, 80, 1040 against bn 32..256), partial K tiles (16, 80,
+// 4080 against bk 64/128), M tails, and four epilogue option sets over the remapped columns.
+
+struct KnCase {
+  int64_t n, k;
+};
+
+class GemmKnTensorCore : public GemmCorrect, public ::testing::WithParamInterface<KnCase> {};
+
+TEST_P(GemmKnTensorCore, MatchesReferenceWithNKAndMTails) {
+  const auto [n, k] = GetParam();
+  const i8gemm_problem problems[] = {
+      make_problem(n, k, I8GEMM_WEIGHT_KN, I8GEMM_SCALE_PER_TOKEN, I8GEMM_SCALE_PER_CHANNEL,
+                   I8GEMM_OUT_BF16, /*bias=*/true),
+      make_problem(n, k, I8GEMM_WEIGHT_KN, I8GEMM_SCALE_PER_TENSOR, I8GEMM_SCALE_PER_TENSOR,
+                   I8GEMM_OUT_F16, false, /*asym=*/true),
+      make_problem(n, k, I8GEMM_WEIGHT_KN, I8GEMM_SCALE_PER_TOKEN, I8GEMM_SCALE_PER_CHANNEL,
+                   I8GEMM_OUT_F32, true, true),
+      make_problem(n, k, I8GEMM_WEIGHT_KN, I8GEMM_SCALE_PER_TOKEN, I8GEMM_SCALE_PER_TENSOR,
+                   I8GEMM_OUT_I32, false, true)};
+  for (const i8gemm_problem& p : problems)
+    for (int64_t m : {1, 17, 130}) {
+      SCOPED_TRACE(fmt::format("{} M={}", describe(p), m));
+      const std::string r = run_and_compare(shared_ctx(), p, m, rng_);
+      EXPECT_TRUE(r.empty()) << r;
+    }
+}
+
+std::vector<KnCase> kn_tensor_core_cases() {
+  std::vector<KnCase> out;
+  for (int64_t n : {48, 80, 1040})
+    for (int64_t k : {16, 80, 4080}) out.push_back({n, k});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(KnTails, GemmKnTensorCore, ::testing::ValuesIn(kn_tensor_core_cases()),
+                         [](const ::testing::TestParamInfo<KnCase>& i) {
+                           return fmt::format("n{}_k{}", i.param.n, i.param.k);
+                         });
+
 // ---- extreme values --------------------------------------------------------------------------
 
 // x[m,k] and w(n,k) from a pattern; w is laid out per the problem.

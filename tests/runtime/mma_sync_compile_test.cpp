@@ -1,7 +1,7 @@
 // The mma_sync family compiles with NVRTC for every tensor-core arch it targets: the configs
 // prepare picks for the seed TP4 shapes have no spills and no stack frame, and their SASS
 // holds the instructions the design depends on (IMMA tensor ops, LDSM = ldmatrix, LDGSTS =
-// cp.async). What runs on a GPU is checked in tests/gpu.
+// cp.async; PRMT for [K,N] weights). What runs on a GPU is checked in tests/gpu.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -38,6 +38,9 @@ void expect_clean(const KernelSpec& spec, const CompileOutcome& o, const Target&
     EXPECT_GT(mix(r, "LDSM"), 0) << spec.name() << " has no ldmatrix (LDSM) in its SASS";
     EXPECT_GT(mix(r, "LDGSTS"), 0) << spec.name() << " has no cp.async (LDGSTS) in its SASS";
     EXPECT_EQ(mix(r, "LDL") + mix(r, "STL"), 0) << spec.name() << " touches local memory";
+    if (spec.problem.layout == WeightLayout::kn) {
+      EXPECT_GT(mix(r, "PRMT"), 0) << spec.name() << ": [K,N] fragments are split with prmt";
+    }
   }
   if (print)
     std::cout << spec.name() << ": " << r.registers << " regs, " << shape.dynamic_smem
@@ -45,11 +48,18 @@ void expect_clean(const KernelSpec& spec, const CompileOutcome& o, const Target&
               << " LDSM=" << mix(r, "LDSM") << " LDGSTS=" << mix(r, "LDGSTS") << "\n";
 }
 
-void compile_and_check(const Target& t, const std::vector<KernelSpec>& specs, bool print) {
+std::vector<CompileOutcome> compile_and_check(const Target& t, const std::vector<KernelSpec>& specs,
+                                              bool print) {
   std::vector<Source> sources;
   for (const KernelSpec& s : specs) sources.push_back(emit(s));
-  const auto outcomes = compile_all(*make_compiler(t), sources, t, 0);
+  auto outcomes = compile_all(*make_compiler(t), sources, t, 0);
   for (size_t i = 0; i < specs.size(); ++i) expect_clean(specs[i], outcomes[i], t, print);
+  return outcomes;
+}
+
+GemmProblem as_kn(GemmProblem p) {
+  p.layout = WeightLayout::kn;
+  return p;
 }
 
 }  // namespace
@@ -97,5 +107,64 @@ TEST(MmaSync, EveryCandidateOfAShapeCompilesWithoutSpills) {
     for (const KernelConfig& c : candidates(p, t))
       if (c.family == Family::mma_sync) specs.push_back({p, c, t.arch});
     compile_and_check(t, specs, false);
+  }
+}
+
+TEST(MmaSync, KnDefaultsAndTailsCompileWithoutSpills) {
+  // [K,N] weights: the defaults for the TP4 shapes, and N = 1040 / K = 4080 (partial N and K
+  // tiles) with every epilogue option.
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    const Target t = Target::from_arch(arch);
+    std::vector<KernelSpec> specs;
+    std::set<std::string> seen;
+    for (const GemmProblem& nk : kTp4)
+      for (int64_t m : {1, 16, 256, 4096}) {
+        KernelSpec s{as_kn(nk), heuristic_default(as_kn(nk), t, m), t.arch};
+        ASSERT_EQ(s.config.family, Family::mma_sync) << s.name();
+        if (seen.insert(s.name()).second) specs.push_back(s);
+      }
+    for (OutType o : {OutType::bf16, OutType::f16, OutType::f32, OutType::i32})
+      for (int flags = 0; flags < 4; ++flags) {
+        GemmProblem p{1040, 4080, WeightLayout::kn, ActScale::per_token, WeightScale::per_channel, o,
+                      bool(flags & 1), bool(flags & 2)};
+        if (!p.invalid_reason().empty()) continue;
+        specs.push_back({p, heuristic_default(p, t, 16, Family::mma_sync), t.arch});
+      }
+    compile_and_check(t, specs, std::string(arch) == "sm_90a");
+  }
+}
+
+TEST(MmaSync, EveryKnCandidateOfAShapeCompilesWithoutSpills) {
+  const Target t = Target::from_arch("sm_90a");
+  const GemmProblem p{2560, 4096, WeightLayout::kn};
+  std::vector<KernelSpec> specs;
+  for (const KernelConfig& c : candidates(p, t))
+    if (c.family == Family::mma_sync) specs.push_back({p, c, t.arch});
+  ASSERT_FALSE(specs.empty());
+  compile_and_check(t, specs, false);
+}
+
+TEST(MmaSync, KnIssuesAsManyLdmatrixAndMmaAsNk) {
+  // One ldmatrix.x4(.trans) per two n8 tiles per k32 step either way: the SASS of a [K,N]
+  // kernel has the [N,K] kernel's LDSM and IMMA counts, plus the PRMTs that split fragments.
+  const Target t = Target::from_arch("sm_90a");
+  std::vector<KernelSpec> specs;
+  for (const GemmProblem& nk : {GemmProblem{2560, 4096}, GemmProblem{4096, 384}})
+    for (int64_t m : {1, 4096}) {
+      const KernelConfig c = heuristic_default(nk, t, m);
+      specs.push_back({nk, c, t.arch});
+      specs.push_back({as_kn(nk), c, t.arch});
+    }
+  const auto outcomes = compile_and_check(t, specs, false);
+  for (size_t i = 0; i + 1 < specs.size(); i += 2) {
+    if (!outcomes[i].binary || !outcomes[i + 1].binary) continue;
+    const ResourceReport nk = make_report(*outcomes[i].binary, t, specs[i].config.threads(), 0);
+    const ResourceReport kn = make_report(*outcomes[i + 1].binary, t, specs[i + 1].config.threads(), 0);
+    if (!nk.sass_available) GTEST_SKIP() << "no SASS disassembler";
+    EXPECT_EQ(mix(kn, "LDSM"), mix(nk, "LDSM")) << specs[i + 1].name();
+    EXPECT_EQ(mix(kn, "IMMA"), mix(nk, "IMMA")) << specs[i + 1].name();
+    std::cout << specs[i + 1].name() << ": " << kn.registers << " regs (nk " << nk.registers
+              << "), LDSM " << mix(kn, "LDSM") << ", IMMA " << mix(kn, "IMMA") << ", PRMT "
+              << mix(kn, "PRMT") << " (nk " << mix(nk, "PRMT") << ")\n";
   }
 }
