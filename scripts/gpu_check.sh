@@ -12,6 +12,10 @@ BUILD=${BUILD:-build}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/$BUILD/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export I8GEMM_TEST_CACHE=${I8GEMM_TEST_CACHE:-/tmp/i8g_gpu_check_cache.sqlite}
+# The AMD backend's helper (CPU suites only): this tree's copy, wherever the tree was carried.
+if [ -z "${I8GEMM_HIPRTC_WORKER:-}" ] && [ -x "$BUILD/tools/i8gemm_hiprtc_worker" ]; then
+  export I8GEMM_HIPRTC_WORKER="$PWD/$BUILD/tools/i8gemm_hiprtc_worker"
+fi
 SAN_T=${SANITIZER_TIMEOUT:-170}
 declare -a ROWS=()
 status=0
