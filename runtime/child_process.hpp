@@ -1,16 +1,27 @@
-// Runs a piece of work in a forked child process, so that a crash inside a library (comgr
-// aborts the process on some targets) becomes an Error in the caller, never its death.
+// Runs a piece of work in a helper executable, so that a crash inside a library (comgr aborts
+// the process on some targets) becomes an Error in the caller, never its death. The helper is
+// started with posix_spawn (exec right away), never fork() alone: a forked copy of a
+// multithreaded process may only call async-signal-safe functions, and a lock held by another
+// thread at fork time (the allocator's, ASan's) stays held in it forever.
 #pragma once
-#include <functional>
 #include <string>
+#include <vector>
 
 namespace i8g {
 
-// Forks; the child runs `work` and sends back its result over a pipe, then _exits. Returns
-// that result. An Error thrown by `work` is rethrown here with its where/message; a child
-// that dies (signal, exit without a result) or outlives `timeout_s` (killed) throws Error
-// naming `what`, with the tail of the child's stderr.
-std::string run_in_child(const std::string& what, const std::function<std::string()>& work,
-                         int timeout_s = 600);
+// The helper executable `name`: $env_var when set (which must then name an executable file),
+// else the first executable found next to the module holding this code (the shared library or
+// the program, via dladdr), next to /proc/self/exe, or at `build_path` (this build tree's copy).
+// Throws Error listing every place it looked.
+std::string find_helper(const std::string& name, const char* env_var, const std::string& build_path);
+
+// Spawns `exe` with `args` (argv[1..]), writes `request` to its stdin and closes it, and collects
+// its stdout and stderr. The answer must start with `magic`, then 'O' and the payload (returned)
+// or 'E', the failing call, a NUL and the message (rethrown as Error(call, message)). A helper
+// that cannot start, dies (signal, non-zero exit), answers without `magic` or outlives
+// `timeout_s` (killed) throws Error naming `what` and "the child process", with the tail of its
+// stderr.
+std::string run_helper(const std::string& what, const std::string& exe, const std::vector<std::string>& args,
+                       const std::string& request, const std::string& magic, int timeout_s = 600);
 
 }  // namespace i8g

@@ -85,6 +85,17 @@ void check_cu(CUresult r, const char* call) {
   }
   std::string c(call);
   if (auto p = c.find('('); p != std::string::npos) c.erase(p);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    // Out of memory is the one failure a caller can act on: say so plainly, with the device's
+    // free memory now (from the current context, when there is one).
+    size_t free_b = 0, total_b = 0;
+    const Driver* d = Driver::get();
+    const bool known = d && d->cuMemGetInfo(&free_b, &total_b) == CUDA_SUCCESS;
+    throw DeviceOutOfMemory(
+        c, fmt::format("out of device memory (CUDA_ERROR_OUT_OF_MEMORY){}",
+                       known ? fmt::format("; {} MiB of {} MiB free on the device now", free_b >> 20, total_b >> 20)
+                             : std::string()));
+  }
   throw Error(c, fmt::format("{}: {}", name ? name : fmt::format("CUresult {}", int(r)),
                              text ? text : "unknown error"));
 }

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "generator/error.hpp"
+
 namespace i8g {
 
 struct Driver {
@@ -18,7 +20,16 @@ struct Driver {
   static const Driver* get(std::string* why = nullptr);
 };
 
-// Throws Error("<call>", "<CUDA error name>: <description>") unless r == CUDA_SUCCESS.
+// CUDA_ERROR_OUT_OF_MEMORY from a driver call: device memory is exhausted (the C ABI's
+// I8GEMM_ERROR_OUT_OF_MEMORY). Not sticky: the context stays usable once memory is freed.
+class DeviceOutOfMemory : public Error {
+ public:
+  using Error::Error;
+};
+
+// Throws Error("<call>", "<CUDA error name>: <description>") unless r == CUDA_SUCCESS;
+// DeviceOutOfMemory for CUDA_ERROR_OUT_OF_MEMORY, saying how much of the current context's
+// device is free.
 void check_cu(CUresult r, const char* call);
 
 // The driver or an Error("cuda", "no CUDA device: ...").

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "runtime/cuda_driver.hpp"
@@ -11,8 +12,15 @@ namespace i8g {
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
+  // Throws DeviceOutOfMemory naming the size when the device has not that much left.
   explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
-    if (bytes) I8G_CU(cuMemAlloc(&ptr_, bytes));
+    if (!bytes) return;
+    try {
+      I8G_CU(cuMemAlloc(&ptr_, bytes));
+    } catch (const DeviceOutOfMemory& e) {
+      throw DeviceOutOfMemory(e.where(), "could not allocate " + std::to_string((bytes + (1 << 20) - 1) >> 20) +
+                                             " MiB (" + std::to_string(bytes) + " bytes): " + e.message());
+    }
   }
   ~DeviceBuffer() {
     if (ptr_) driver().cuMemFree(ptr_);

@@ -316,9 +316,21 @@ void Engine::check_stream(CUstream stream, const char* where) const {
   CUcontext c = nullptr;
   if (driver().cuStreamGetCtx(stream, &c) != CUDA_SUCCESS)
     throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, where, "the stream is not a valid CUDA stream");
-  if (c != ctx_)
-    throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, where,
-                   fmt::format("the stream belongs to another context than device {}'s", dev_.ordinal));
+  if (c == ctx_) return;
+  // Name the stream's context and its device (error path only: push/pop leaves this thread's
+  // current context as it was).
+  std::string its_device = "an unknown device";
+  CUdevice d = 0;
+  if (driver().cuCtxPushCurrent(c) == CUDA_SUCCESS) {
+    if (driver().cuCtxGetDevice(&d) == CUDA_SUCCESS) its_device = fmt::format("device {}", int(d));
+    CUcontext popped = nullptr;
+    driver().cuCtxPopCurrent(&popped);
+  }
+  throw ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, where,
+                 fmt::format("the stream belongs to CUDA context {} on {}, not to the context this i8gemm "
+                             "context uses (device {}'s primary context {}); create the stream in that "
+                             "context",
+                             fmt::ptr(c), its_device, dev_.ordinal, fmt::ptr(ctx_)));
 }
 
 void Engine::check_pointer(const void* p, size_t align, const char* what, const char* where) const {

@@ -1,9 +1,9 @@
-// hipRTC backend of Compiler. The child process opens hipRTC and comgr, compiles, and sends
-// back [lowered name][code object][log] as length-prefixed fields; the parent never maps
-// them. hipRTC 5.2 quirks, checked here: hiprtcVersion() answers 9.0 (not the HIP version,
-// so the version string comes from hipRuntimeGetVersion, which needs no GPU), and
-// hiprtcGetLoweredName returns null for our explicit instantiations, so the kernel symbol is
-// taken from the code object's metadata (one kernel per emitted source).
+// hipRTC backend of Compiler. Every hipRTC/comgr call runs in the helper executable
+// i8gemm_hiprtc_worker (runtime/hiprtc_work.cpp; started with posix_spawn, never a bare fork),
+// which sends back [lowered name][code object][log] as length-prefixed fields; this process
+// never maps hipRTC or comgr. hiprtcGetLoweredName returns null for our explicit
+// instantiations, so the kernel symbol is then taken from the code object's metadata (one
+// kernel per emitted source).
 #include "runtime/hip_compiler.hpp"
 
 #include <fmt/format.h>
@@ -11,126 +11,22 @@
 #include <chrono>
 #include <cstring>
 
-#include "generator/embedded.hpp"
 #include "runtime/amd_code_object.hpp"
 #include "runtime/child_process.hpp"
-#include "runtime/rocm_libs.hpp"
+#include "runtime/hiprtc_work.hpp"
+
+#ifndef I8G_HIPRTC_WORKER_BUILD_PATH
+#define I8G_HIPRTC_WORKER_BUILD_PATH ""
+#endif
 
 namespace i8g {
 namespace {
 
-void put(std::string& out, const void* p, size_t n) {
-  const uint64_t len = n;
-  out.append(reinterpret_cast<const char*>(&len), 8);
-  out.append(static_cast<const char*>(p), n);
-}
-void put(std::string& out, const std::string& s) { put(out, s.data(), s.size()); }
-
-std::string take(const std::string& in, size_t& pos) {
-  uint64_t len = 0;
-  if (in.size() - pos < 8) throw Error("hiprtc child", "truncated result");
-  std::memcpy(&len, in.data() + pos, 8);
-  pos += 8;
-  if (len > in.size() - pos) throw Error("hiprtc child", "truncated result");
-  std::string s = in.substr(pos, len);
-  pos += len;
-  return s;
-}
-
 #ifdef I8G_HAVE_HIP
-// Owns one hiprtcProgram (destroyed on every path).
-class Program {
- public:
-  Program(const RocmLibs& h, const Source& src) : h_(h) {
-    std::vector<const char*> texts, names;
-    for (const auto& f : embedded_templates()) {
-      names.push_back(f.path);
-      texts.push_back(f.text);
-    }
-    check(h.hiprtcCreateProgram(&prog_, src.code.c_str(), (src.name + ".hip").c_str(), int(texts.size()),
-                                texts.data(), names.data()),
-          "hiprtcCreateProgram");
-  }
-  ~Program() { if (prog_) h_.hiprtcDestroyProgram(&prog_); }
-  Program(const Program&) = delete;
-  Program& operator=(const Program&) = delete;
-  hiprtcProgram get() const { return prog_; }
-  void check(hiprtcResult r, const char* where) const {
-    if (r != HIPRTC_SUCCESS) throw Error(where, h_.hiprtcGetErrorString(r));
-  }
-
- private:
-  const RocmLibs& h_;
-  hiprtcProgram prog_ = nullptr;
-};
-
-std::string compile_in_child(const Source& src, const std::string& arch) {
-  const RocmLibs& h = rocm_libs();
-  Program prog(h, src);
-  prog.check(h.hiprtcAddNameExpression(prog.get(), src.entry.c_str()), "hiprtcAddNameExpression");
-  const std::vector<std::string> options = hip_options(arch);
-  std::vector<const char*> opts;
-  for (const auto& o : options) opts.push_back(o.c_str());
-  const hiprtcResult r = h.hiprtcCompileProgram(prog.get(), int(opts.size()), opts.data());
-  size_t size = 0;
-  std::string log;
-  if (h.hiprtcGetProgramLogSize(prog.get(), &size) == HIPRTC_SUCCESS && size > 0) {
-    log.assign(size, '\0');
-    if (h.hiprtcGetProgramLog(prog.get(), &log[0]) != HIPRTC_SUCCESS) log.clear();
-    while (!log.empty() && log.back() == '\0') log.pop_back();
-    for (char& c : log) if (c == '\0') c = '\n';
-  }
-  if (r != HIPRTC_SUCCESS)
-    throw Error("hiprtcCompileProgram", fmt::format("{} for {}: {}\n{}", src.name, arch, h.hiprtcGetErrorString(r), log));
-  const char* lowered = nullptr;
-  if (h.hiprtcGetLoweredName(prog.get(), src.entry.c_str(), &lowered) != HIPRTC_SUCCESS) lowered = nullptr;
-  prog.check(h.hiprtcGetCodeSize(prog.get(), &size), "hiprtcGetCodeSize");
-  std::string code(size, '\0');
-  if (size) prog.check(h.hiprtcGetCode(prog.get(), &code[0]), "hiprtcGetCode");
-  std::string out;
-  put(out, std::string(lowered ? lowered : ""));
-  put(out, code);
-  put(out, log);
-  return out;
-}
-
-std::string version_in_child() {
-  const RocmLibs& h = rocm_libs();
-  int hip = 0;
-  if (!h.hipRuntimeGetVersion || h.hipRuntimeGetVersion(&hip) != 0) hip = 0;
-  size_t major = 0, minor = 0;
-  h.amd_comgr_get_version(&major, &minor);
-  // HIP_VERSION = major * 10^7 + minor * 10^5 + patch.
-  return fmt::format("hiprtc {}.{}.{} comgr {}.{}", hip / 10000000, hip / 100000 % 100, hip % 100000, major, minor);
-}
-
-std::string disassemble_in_child(const std::vector<uint8_t>& elf, const std::string& arch) {
-  const RocmLibs& h = rocm_libs();
-  auto check = [&](amd_comgr_status_t s, const char* where) {
-    if (s == AMD_COMGR_STATUS_SUCCESS) return;
-    const char* text = nullptr;
-    h.amd_comgr_status_string(s, &text);
-    throw Error(where, text ? text : "comgr error");
-  };
-  amd_comgr_data_t data{}, text_data{};
-  amd_comgr_data_set_t in{}, out{};
-  amd_comgr_action_info_t info{};
-  // The child exits right after: comgr handles are released with the process.
-  check(h.amd_comgr_create_data(AMD_COMGR_DATA_KIND_EXECUTABLE, &data), "amd_comgr_create_data");
-  check(h.amd_comgr_set_data(data, elf.size(), reinterpret_cast<const char*>(elf.data())), "amd_comgr_set_data");
-  check(h.amd_comgr_set_data_name(data, "kernel.co"), "amd_comgr_set_data_name");
-  check(h.amd_comgr_create_data_set(&in), "amd_comgr_create_data_set");
-  check(h.amd_comgr_create_data_set(&out), "amd_comgr_create_data_set");
-  check(h.amd_comgr_data_set_add(in, data), "amd_comgr_data_set_add");
-  check(h.amd_comgr_create_action_info(&info), "amd_comgr_create_action_info");
-  check(h.amd_comgr_action_info_set_isa_name(info, ("amdgcn-amd-amdhsa--" + arch).c_str()), "amd_comgr_action_info_set_isa_name");
-  check(h.amd_comgr_do_action(AMD_COMGR_ACTION_DISASSEMBLE_EXECUTABLE_TO_SOURCE, info, in, out), "amd_comgr_do_action(disassemble)");
-  check(h.amd_comgr_action_data_get_data(out, AMD_COMGR_DATA_KIND_SOURCE, 0, &text_data), "amd_comgr_action_data_get_data");
-  size_t size = 0;
-  check(h.amd_comgr_get_data(text_data, &size, nullptr), "amd_comgr_get_data");
-  std::string text(size, '\0');
-  if (size) check(h.amd_comgr_get_data(text_data, &size, &text[0]), "amd_comgr_get_data");
-  return text;
+// One request to a fresh worker process.
+std::string ask_worker(const std::string& what, const std::string& request) {
+  const std::string exe = find_helper("i8gemm_hiprtc_worker", "I8GEMM_HIPRTC_WORKER", I8G_HIPRTC_WORKER_BUILD_PATH);
+  return run_helper(what, exe, {"--serve"}, request, hiprtc_work::kAnswerMagic);
 }
 #endif
 
@@ -178,17 +74,17 @@ Binary hip_compile_isolated(const Source& src, const std::string& arch) {
 #else
   if (src.entry.empty()) throw Error("hip_compile", src.name + ": empty entry");
   const auto start = std::chrono::steady_clock::now();
-  const std::string raw = run_in_child("hiprtc (" + src.name + " for " + arch + ")",
-                                       [&] { return compile_in_child(src, arch); });
+  const std::string raw =
+      ask_worker("hiprtc (" + src.name + " for " + arch + ")", hiprtc_work::compile_request(src, arch));
   Binary b;
   b.name = src.name;
   b.arch = arch;
   b.entry = src.entry;
   b.options = hip_options(arch);
   size_t pos = 0;
-  b.lowered_name = take(raw, pos);
-  const std::string code = take(raw, pos);
-  b.log = take(raw, pos);
+  b.lowered_name = hiprtc_work::take(raw, pos);
+  const std::string code = hiprtc_work::take(raw, pos);
+  b.log = hiprtc_work::take(raw, pos);
   b.image = extract_code_object(std::vector<uint8_t>(code.begin(), code.end()), arch);
   if (b.lowered_name.empty()) {
     const AmdCodeObject co = read_amd_code_object(b.image);
@@ -209,7 +105,7 @@ std::string amd_disassemble(const std::vector<uint8_t>& elf, const std::string& 
   no_hip();
 #else
   if (const std::string why = hip_arch_refusal(arch); !why.empty()) throw Error("amd_disassemble", why);
-  return run_in_child("comgr disassembly", [&] { return disassemble_in_child(elf, arch); });
+  return ask_worker("comgr disassembly", hiprtc_work::disassemble_request(elf, arch));
 #endif
 }
 
@@ -218,8 +114,8 @@ std::unique_ptr<Compiler> make_hip_compiler(const Target& target) {
 #ifndef I8G_HAVE_HIP
   no_hip();
 #else
-  // One short child per compiler object: the parent never maps hipRTC or comgr.
-  static const std::string version = run_in_child("hiprtc version", [] { return version_in_child(); });
+  // One short worker run per process: this process never maps hipRTC or comgr.
+  static const std::string version = ask_worker("hiprtc version", hiprtc_work::version_request());
   return std::make_unique<HipCompiler>(version);
 #endif
 }

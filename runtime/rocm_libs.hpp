@@ -1,6 +1,6 @@
-// hipRTC and comgr, opened with dlopen only where they are used: inside the child processes
-// of the AMD backend. Binaries never link them, so every binary starts on a machine without
-// ROCm (the GPU machine has none), and the caller's process never maps comgr at all.
+// hipRTC and comgr, opened with dlopen only where they are used: inside the AMD backend's
+// helper process, i8gemm_hiprtc_worker. Binaries never link them, so every binary starts on a
+// machine without ROCm (the GPU machine has none), and the caller's process never maps comgr.
 #pragma once
 #ifdef I8G_HAVE_HIP
 #include <amd_comgr.h>

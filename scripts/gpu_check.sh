@@ -3,7 +3,8 @@
 #   scripts/gpu_check.sh            logs and XML under $OUT (default /tmp/out)
 # Env: OUT, BUILD (default build; the tree carried over), I8GEMM_TEST_CACHE (kernel cache the
 # test runs share, so sanitizer runs reuse the kernels the first run compiled),
-# SANITIZER_TIMEOUT (seconds per sanitizer run, default 170), SKIP_SANITIZER=1.
+# SANITIZER_TIMEOUT (seconds per sanitizer run, default 170), SKIP_SANITIZER=1, and the
+# sanitizer runs' gtest filters (GEMM_MEMCHECK_FILTER, GEMM_RACE_FILTER, DP4A_FILTER, UTIL_FILTER).
 # Exit status: 0 when every suite passed (skips allowed) and the sanitizers found nothing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,10 @@ BUILD=${BUILD:-build}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/$BUILD/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export I8GEMM_TEST_CACHE=${I8GEMM_TEST_CACHE:-/tmp/i8g_gpu_check_cache.sqlite}
+# The AMD backend's helper (CPU suites only): this tree's copy, wherever the tree was carried.
+if [ -z "${I8GEMM_HIPRTC_WORKER:-}" ] && [ -x "$BUILD/tools/i8gemm_hiprtc_worker" ]; then
+  export I8GEMM_HIPRTC_WORKER="$PWD/$BUILD/tools/i8gemm_hiprtc_worker"
+fi
 SAN_T=${SANITIZER_TIMEOUT:-170}
 declare -a ROWS=()
 status=0
@@ -66,19 +71,45 @@ if [ "${SKIP_OVERRIDES:-0}" != 1 ] && [ -x "$BUILD/tests/test_gpu" ]; then
     "$BUILD/tests/test_gpu" --gtest_filter="$OVERRIDE_FILTER"
 fi
 
-# ---- compute-sanitizer over a subset (kernels come from the cache the run above filled) -----
+# ---- compute-sanitizer: memcheck, racecheck, synccheck over every family and kernel kind -----
+# Kernels come from the cache the run above filled (error-injection tests use private caches
+# and compile their own). Seven runs, each a few tests under `timeout $SAN_T` (at most
+# 7 x SANITIZER_TIMEOUT in all), one summary row each:
+#   gemm            simt_dp4a (K % 16 != 0, [K,N]) and mma_sync ([N,K], K % 16 == 0, the H200
+#                   default), M tails and buckets, colsum (asymmetric cases), quantize rows and
+#                   tensor, graph replay, threads
+#   forced dp4a     I8GEMM_FAMILY=simt_dp4a over tests whose default is mma_sync
+#   utility+lt+inj  quantize per tensor, colsum, the cuBLASLt bucket path (cuBLASLt int8 +
+#                   i8g_dequant) and the error-injection tests (ErrorInjection.*)
+# The utility/cuBLASLt/error-injection runs pass --report-api-errors no: those tests make CUDA
+# calls fail on purpose (out of memory, streams of another context). Racecheck and synccheck
+# check only i8gemm's kernels there (--kernel-name kns=i8g), not cuBLASLt's own. The
+# out-of-memory test fills the device only to 256 MiB free under a sanitizer
+# (I8GEMM_TEST_NO_FULL_HOG=1): the tool needs device memory of its own.
 if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null && [ -x "$BUILD/tests/test_gpu" ]; then
-  MEMCHECK_FILTER=${MEMCHECK_FILTER:-'*GemmOptions*n100_k68*:*GemmTails*n37*:*GemmRows*m65_*:*GemmRows*m3_*:*QuantizeExact*:*GraphSafe.*:*Threads.*:*LargestAllowedK*'}
-  RACECHECK_FILTER=${RACECHECK_FILTER:-'*GemmRows*m17_*:*GemmTails*n1000_k4095*:*GemmTails*n37_k17*:*QuantizeExact*bf16*:*Tp4Correct*down_proj*'}
-  run_suite "memcheck test_gpu (subset)" "$OUT/memcheck.log" \
-    timeout "$SAN_T" compute-sanitizer --tool memcheck --error-exitcode 86 --leak-check no \
-    "$BUILD/tests/test_gpu" --gtest_filter="$MEMCHECK_FILTER"
-  run_suite "racecheck test_gpu (subset)" "$OUT/racecheck.log" \
-    timeout "$SAN_T" compute-sanitizer --tool racecheck --error-exitcode 86 \
-    "$BUILD/tests/test_gpu" --gtest_filter="$RACECHECK_FILTER"
-  run_suite "synccheck test_gpu (subset)" "$OUT/synccheck.log" \
-    timeout "$SAN_T" compute-sanitizer --tool synccheck --error-exitcode 86 \
-    "$BUILD/tests/test_gpu" --gtest_filter="$RACECHECK_FILTER"
+  # (MEMCHECK_FILTER / RACECHECK_FILTER, the old names, still work.)
+  GEMM_MEMCHECK_FILTER=${GEMM_MEMCHECK_FILTER:-${MEMCHECK_FILTER:-'*GemmOptions*n100_k68*:*GemmTails*n37*:*GemmRows*m65_*:*GemmRows*m3_*:*QuantizeExact*:*GraphSafe.*:*Threads.*:*LargestAllowedK*:SplitK.Alternating*:*GemmKnTensorCore*n80_k80*'}}
+  GEMM_RACE_FILTER=${GEMM_RACE_FILTER:-${RACECHECK_FILTER:-'*GemmRows*m17_*:*GemmTails*n1000_k4095*:*GemmTails*n37_k17*:*QuantizeExact*bf16*:*Tp4Correct*down_proj*:SplitK.Alternating*:*GemmKnTensorCore*n1040_k4080*'}}
+  DP4A_FILTER=${DP4A_FILTER:-'*GemmRows*m65_nk:*GemmRows*m17_nk:*Tp4Correct*down_proj*_nk:*OnePrepareServesEveryMUpToMaxM'}
+  UTIL_FILTER=${UTIL_FILTER:-'*QuantizeExact*per_tensor*:*QuantizeEdges*:*WeightColsum*:CublasLtBucket.*:ErrorInjection.*'}
+  san() {  # san NAME LOGNAME TOOL [TOOL OPTIONS...] -- FILTER
+    local name=$1 log=$2 tool=$3
+    shift 3
+    local -a opts=()
+    while [ "$1" != -- ]; do opts+=("$1"); shift; done
+    shift
+    run_suite "$name" "$OUT/$log.log" timeout "$SAN_T" compute-sanitizer --tool "$tool" --error-exitcode 86 \
+      "${opts[@]}" "$BUILD/tests/test_gpu" --gtest_filter="$1"
+  }
+  san "memcheck gemm (dp4a+mma_sync)" memcheck memcheck --leak-check no -- "$GEMM_MEMCHECK_FILTER"
+  I8GEMM_FAMILY=simt_dp4a san "memcheck forced simt_dp4a" memcheck_dp4a memcheck --leak-check no -- "$DP4A_FILTER"
+  export I8GEMM_TEST_NO_FULL_HOG=1
+  san "memcheck util+cuBLASLt+inject" memcheck_util memcheck --leak-check no --report-api-errors no -- "$UTIL_FILTER"
+  san "racecheck gemm (dp4a+mma_sync)" racecheck racecheck -- "$GEMM_RACE_FILTER"
+  san "racecheck util+cuBLASLt+inject" racecheck_util racecheck --report-api-errors no --kernel-name kns=i8g -- "$UTIL_FILTER"
+  san "synccheck gemm (dp4a+mma_sync)" synccheck synccheck -- "$GEMM_RACE_FILTER"
+  san "synccheck util+cuBLASLt+inject" synccheck_util synccheck --report-api-errors no --kernel-name kns=i8g -- "$UTIL_FILTER"
+  unset I8GEMM_TEST_NO_FULL_HOG
 else
   ROWS+=("$(printf '%-34s %7s %7s %7s  %s' sanitizers - - - skipped)")
 fi

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-release -j"$(nproc)"
 rm -rf .stage && mkdir -p .stage/build/tools .stage/build/tests .stage/build/runtime
-for f in tools/i8gemm tools/example_serving runtime/libi8gemm.so; do
+for f in tools/i8gemm tools/i8gemm_hiprtc_worker tools/example_serving runtime/libi8gemm.so; do
   [ -e "build-release/$f" ] && cp "build-release/$f" ".stage/build/$f"
 done
 for t in build-release/tests/test_*; do

@@ -31,7 +31,9 @@ typedef enum {
   I8GEMM_ERROR_COMPILE = 5,          /* JIT compilation failed (log in last_error) */
   I8GEMM_ERROR_CACHE = 6,            /* cache file unusable */
   I8GEMM_ERROR_CUDA = 7,             /* a CUDA driver call failed */
-  I8GEMM_ERROR_INTERNAL = 8
+  I8GEMM_ERROR_INTERNAL = 8,
+  I8GEMM_ERROR_OUT_OF_MEMORY = 9     /* device memory exhausted; nothing half-made is kept and the
+                                        context stays usable: free memory and call again */
 } i8gemm_status;
 
 typedef enum { I8GEMM_WEIGHT_NK = 0, I8GEMM_WEIGHT_KN = 1 } i8gemm_weight_layout;

@@ -7,6 +7,7 @@
 
 #include "i8gemm/i8gemm.h"
 #include "runtime/capi_args.hpp"
+#include "runtime/cuda_driver.hpp"
 #include "runtime/engine.hpp"
 
 struct i8gemm_context {
@@ -35,7 +36,12 @@ i8gemm_status guarded(F&& f) {
     return ok();
   } catch (const i8g::ApiError& e) {
     return fail(static_cast<i8gemm_status>(e.status()), e.what());
+  } catch (const i8g::DeviceOutOfMemory& e) {
+    return fail(I8GEMM_ERROR_OUT_OF_MEMORY, e.what());
   } catch (const i8g::Error& e) {
+    // The cache layer names its failing call "sqlite3_*" or "i8g::cache::*".
+    if (e.where().rfind("sqlite3", 0) == 0 || e.where().rfind("i8g::cache", 0) == 0)
+      return fail(I8GEMM_ERROR_CACHE, e.what());
     const bool cuda = e.where().rfind("cu", 0) == 0 || e.where() == "cuda";
     return fail(cuda ? I8GEMM_ERROR_CUDA : I8GEMM_ERROR_INTERNAL, e.what());
   } catch (const std::bad_alloc&) {
@@ -120,6 +126,7 @@ const char* i8gemm_status_string(i8gemm_status status) {
     case I8GEMM_ERROR_CACHE: return "cache error";
     case I8GEMM_ERROR_CUDA: return "CUDA error";
     case I8GEMM_ERROR_INTERNAL: return "internal error";
+    case I8GEMM_ERROR_OUT_OF_MEMORY: return "out of device memory";
   }
   return "unknown status";
 }

@@ -3,8 +3,12 @@
 // are refused (and a comgr abort stays in its child), and the cache keys HIP entries by arch
 // and hipRTC version. Nothing here runs a kernel: no AMD GPU is lent.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <optional>
 #include <regex>
 
 #include "cache/cache.hpp"
@@ -155,6 +159,62 @@ TEST(HipCompiler, ComgrAbortStaysInTheChildAndTheCallerSurvives) {
   EXPECT_EQ(getpid(), me);
   const Binary b = make_compiler(t)->compile(emit(spec), t);  // and the caller goes on
   EXPECT_FALSE(b.image.empty());
+}
+
+// Sets an environment variable for one scope (tests run single-threaded here).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(HipCompiler, AMissingWorkerIsAClearErrorNamingTheOverride) {
+  const Target t = Target::from_arch("gfx90a");
+  const GemmProblem p = test::tp4_problems()[3];
+  const KernelSpec spec{p, heuristic_default(p, t, 1), t.arch};
+  ScopedEnv env("I8GEMM_HIPRTC_WORKER", "/nonexistent/i8gemm_hiprtc_worker");
+  try {
+    hip_compile_isolated(emit(spec), "gfx90a");
+    ADD_FAILURE() << "compiled without a worker";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("I8GEMM_HIPRTC_WORKER=/nonexistent/i8gemm_hiprtc_worker is not an executable"),
+              std::string::npos) << e.what();
+  }
+}
+
+TEST(HipCompiler, AWorkerThatAnswersWithoutTheHeaderIsRefused) {
+  char dir[] = "/tmp/i8g_fake_worker_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string fake = std::string(dir) + "/echo_worker";
+  std::ofstream(fake) << "#!/bin/sh\ncat\n";  // answers with the request itself
+  ASSERT_EQ(chmod(fake.c_str(), 0700), 0);
+  const Target t = Target::from_arch("gfx90a");
+  const GemmProblem p = test::tp4_problems()[3];
+  const KernelSpec spec{p, heuristic_default(p, t, 1), t.arch};
+  {
+    ScopedEnv env("I8GEMM_HIPRTC_WORKER", fake);
+    try {
+      hip_compile_isolated(emit(spec), "gfx90a");
+      ADD_FAILURE() << "a fake worker's answer was taken";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("without the expected header"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("child process " + fake), std::string::npos) << e.what();
+    }
+  }
+  std::remove(fake.c_str());
+  rmdir(dir);
+  // And the real worker is found again without the override.
+  EXPECT_FALSE(make_compiler(t)->compile(emit(spec), t).image.empty());
 }
 
 TEST(HipCompiler, CompileErrorsCarryTheWholeLog) {
