@@ -111,6 +111,8 @@ Engine::Engine(int device, const std::string& cache_path) : dev_(query_device(de
 Engine::~Engine() {
   if (!ctx_) return;
   driver().cuCtxSetCurrent(ctx_);
+  prepared_.clear();  // device buffers go while the context is still held
+  retired_.clear();
   utility_.reset();
   loaded_.clear();
   driver().cuDevicePrimaryCtxRelease(dev_.device);
@@ -240,6 +242,9 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
   for (Prepared::Bucket& b : prep->buckets)
     if (b.kernel) b.workspace = zeroed_device_buffer(workspace_bytes(b.kernel->spec, std::min(b.max_m, max_m)));
   ensure_utility(c.get());
+  // A wider re-prepare retires the old entry instead of freeing it: work already enqueued, and
+  // graphs captured with its kernels and workspaces, may still use them.
+  if (auto old = prepared_.find(id); old != prepared_.end()) retired_.push_back(std::move(old->second));
   prepared_[id] = std::move(prep);
 }
 

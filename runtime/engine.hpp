@@ -103,6 +103,7 @@ class Engine {
   mutable std::shared_mutex mu_;
   std::map<std::string, std::unique_ptr<Loaded>> loaded_;      // by kernel name
   std::map<std::string, std::unique_ptr<Prepared>> prepared_;  // by problem key
+  std::vector<std::unique_ptr<Prepared>> retired_;             // replaced, kept until destruction
   std::unique_ptr<Module> utility_;
 };
 
