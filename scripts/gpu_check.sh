@@ -106,9 +106,9 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null &&
   export I8GEMM_TEST_NO_FULL_HOG=1
   san "memcheck util+cuBLASLt+inject" memcheck_util memcheck --leak-check no --report-api-errors no -- "$UTIL_FILTER"
   san "racecheck gemm (dp4a+mma_sync)" racecheck racecheck -- "$GEMM_RACE_FILTER"
-  san "racecheck util+cuBLASLt+inject" racecheck_util racecheck --report-api-errors no --kernel-name kns=i8g -- "$UTIL_FILTER"
+  [ "${SKIP_UTIL_RACE:-0}" = 1 ] || san "racecheck util+cuBLASLt+inject" racecheck_util racecheck --report-api-errors no --kernel-name kns=i8g -- "$UTIL_FILTER"
   san "synccheck gemm (dp4a+mma_sync)" synccheck synccheck -- "$GEMM_RACE_FILTER"
-  san "synccheck util+cuBLASLt+inject" synccheck_util synccheck --report-api-errors no --kernel-name kns=i8g -- "$UTIL_FILTER"
+  [ "${SKIP_UTIL_RACE:-0}" = 1 ] || san "synccheck util+cuBLASLt+inject" synccheck_util synccheck --report-api-errors no --kernel-name kns=i8g -- "$UTIL_FILTER"
   unset I8GEMM_TEST_NO_FULL_HOG
 else
   ROWS+=("$(printf '%-34s %7s %7s %7s  %s' sanitizers - - - skipped)")
