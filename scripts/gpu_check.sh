@@ -51,7 +51,9 @@ nvidia-smi -L 2>&1 | tee "$OUT/nvidia-smi.txt" || echo "nvidia-smi failed"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 | tee -a "$OUT/nvidia-smi.txt"
 
 # ---- the GPU suite ---------------------------------------------------------------------------
-if [ -x "$BUILD/tests/test_gpu" ]; then
+if [ "${SKIP_MAIN:-0}" = 1 ]; then
+  ROWS+=("$(printf '%-34s %7s %7s %7s  %s' test_gpu - - - 'skipped (SKIP_MAIN=1)')")
+elif [ -x "$BUILD/tests/test_gpu" ]; then
   run_suite test_gpu "$OUT/test_gpu.log" \
     "$BUILD/tests/test_gpu" --gtest_output="xml:$OUT/test_gpu.xml"
 else
