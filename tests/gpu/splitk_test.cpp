@@ -37,6 +37,16 @@ class SplitK : public GpuTest {
     c.m = m;
     engine_->run(to_gemm_problem(p), args_from_c(&c, "test"), s.get());
   }
+  // Fresh random operands for m rows, one run on the engine, compared with the CPU reference.
+  std::string run_and_check(const i8gemm_problem& p, int64_t m) {
+    HostOperands h = random_operands(p, m, rng_);
+    Stream s;
+    DeviceGemm d(shared_ctx(), p, h, s);
+    d.poison_out(s);
+    run(p, d, m, s);
+    s.sync();
+    return compare_outputs(p, m, d.out_bytes(), reference_bytes(p, h));
+  }
   std::unique_ptr<Engine> engine_;
 };
 
@@ -62,13 +72,7 @@ TEST_F(SplitK, DecodeDefaultSplitsAndEveryEpilogueOptionIsExact) {
         SCOPED_TRACE(kernel);
         ASSERT_GT(split_of(kernel), 1) << "the M = 1 default should split K";
         for (int64_t m : {int64_t(1), int64_t(5), int64_t(16)}) {
-          HostOperands h = random_operands(p, m, rng_);
-          Stream s;
-          DeviceGemm d(shared_ctx(), p, h, s);
-          d.poison_out(s);
-          run(p, d, m, s);
-          s.sync();
-          const std::string r = compare_outputs(p, m, d.out_bytes(), reference_bytes(p, h));
+          const std::string r = run_and_check(p, m);
           EXPECT_TRUE(r.empty()) << describe(p) << " M=" << m << ": " << r;
           ++checked;
         }
@@ -181,13 +185,7 @@ TEST_F(SplitK, AlternatingRowCountsShareOneBucketWorkspace) {
   ASSERT_GT(split_of(prepare(p, 128, 128)), 1) << engine_->kernel_for(to_gemm_problem(p), 128);
   int exact = 0;
   for (int64_t m : {1, 65, 2, 128, 1, 100, 7, 128, 3}) {
-    HostOperands h = random_operands(p, m, rng_);
-    Stream s;
-    DeviceGemm d(shared_ctx(), p, h, s);
-    d.poison_out(s);
-    run(p, d, m, s);
-    s.sync();
-    const std::string r = compare_outputs(p, m, d.out_bytes(), reference_bytes(p, h));
+    const std::string r = run_and_check(p, m);
     EXPECT_TRUE(r.empty()) << engine_->kernel_for(to_gemm_problem(p), m) << " M=" << m << ": " << r;
     exact += r.empty();
   }
