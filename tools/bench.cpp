@@ -3,12 +3,15 @@
 // rotating buffers (> 256 MB) with random data. Prints a table; --csv / --json write files.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 
 #include "generator/error.hpp"
+#include "generator/generator.hpp"
 #include "runtime/cublaslt.hpp"
 #include "runtime/device_buffer.hpp"
 #include "runtime/engine.hpp"
@@ -30,8 +33,25 @@ struct Row {
   std::string shape, kernel;
   int64_t m = 0, n = 0, k = 0;
   Stats ours_eager, ours_graph, lt_eager, lt_graph, bf16_eager, bf16_graph;
+  double host_run_us = 0, host_launch_us = 0;  // host time per call (0: not measured)
   bool verified = false;
 };
+
+// Host time of one call: the median over 20 batches of 100 eager calls, timed without their
+// completion (a batch is short enough that the launch queue never fills and blocks), with a
+// synchronize between batches.
+double host_us_per_call(const std::function<void(int)>& call, CUstream s) {
+  std::vector<double> per;
+  for (int b = 0; b < 21; ++b) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 100; ++i) call(i);
+    const auto t1 = std::chrono::steady_clock::now();
+    I8G_CU(cuStreamSynchronize(s));
+    if (b > 0) per.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 100);
+  }
+  std::nth_element(per.begin(), per.begin() + per.size() / 2, per.end());
+  return per[per.size() / 2];
+}
 
 // The best of cuBLASLt's heuristic algorithms by graph median (each one timed the same way).
 std::pair<Stats, Stats> best_lt(const LtGemm& g, const std::function<void(int, int)>& launch, CUstream s,
@@ -63,6 +83,21 @@ Row bench_one(Engine& e, const GemmProblem& p, const std::string& label, int64_t
   };
   r.ours_eager = time_eager(ours, st.s, plan);
   r.ours_graph = time_graph(ours, st.s, plan);
+  // What the run path adds on the host: i8gemm_run's checks and lookup against a bare launch
+  // of the same kernel (Engine::launch). Kernels only: a cuBLASLt bucket has no bare twin.
+  if (r.kernel.rfind("cublaslt:", 0) != 0) {
+    const KernelSpec spec = KernelSpec::parse_name(r.kernel);
+    const Engine::KernelHandle h = e.acquire(spec);
+    const DeviceBuffer split_ws = zeroed_device_buffer(workspace_bytes(spec, m));
+    r.host_run_us = host_us_per_call(ours, st.s);
+    r.host_launch_us = host_us_per_call(
+        [&](int call) {
+          I8gArgs a = ops.args(call);
+          a.workspace = split_ws.get<int>();
+          e.launch(h, a, st.s);
+        },
+        st.s);
+  }
 
   DeviceBuffer acc(size_t(m * p.n) * 4), ws(LtGemm::kWorkspaceBytes);
   try {
@@ -155,8 +190,16 @@ void run_bench(const BenchFlags& o) {
                             {"eager_median_us", r.ours_eager.median_us}, {"eager_p90_us", r.ours_eager.p90_us}}},
                   {"cublaslt_i8_dequant", {{"graph_median_us", r.lt_graph.median_us}, {"eager_median_us", r.lt_eager.median_us}}},
                   {"cublaslt_bf16", {{"graph_median_us", r.bf16_graph.median_us}, {"eager_median_us", r.bf16_eager.median_us}}},
-                  {"tops", tops}, {"tbps", tbps}, {"verified", r.verified}});
+                  {"tops", tops}, {"tbps", tbps}, {"verified", r.verified},
+                  {"host_run_us", r.host_run_us}, {"host_launch_us", r.host_launch_us}});
   }
+  fmt::print("\nhost time per call (us; median of 20 batches of 100 eager calls): i8gemm_run against a bare "
+             "launch of the same kernel\n{:<14} {:>5} {:>10} {:>12} {:>10}\n", "shape", "M", "i8gemm_run",
+             "bare launch", "run adds");
+  for (const Row& r : rows)
+    if (r.host_run_us > 0)
+      fmt::print("{:<14} {:>5} {:>10.2f} {:>12.2f} {:>10.2f}\n", r.shape, r.m, r.host_run_us, r.host_launch_us,
+                 r.host_run_us - r.host_launch_us);
   if (!o.csv.empty()) std::ofstream(o.csv) << csv;
   if (!o.json.empty()) std::ofstream(o.json) << js.dump(2) << "\n";
 }
