@@ -10,46 +10,14 @@
 #include <vector>
 
 #include "cache/cache.hpp"
+#include "tests/support/files.hpp"
 
 namespace i8g::cache::testing {
 
-// A fresh directory under $TMPDIR (or /tmp), removed with everything in it at the end.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/i8g_cache_test_XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (!mkdtemp(buf.data())) std::abort();
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::string cmd = "rm -rf '" + path_ + "'";
-    if (std::system(cmd.c_str()) != 0) {
-    }
-  }
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-inline std::string read_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-inline void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << bytes;
-}
-
-inline bool exists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0;
-}
+using testsupport::exists;
+using testsupport::read_bytes;
+using testsupport::TempDir;
+using testsupport::write_bytes;
 
 // A stand-in for a CUBIN: an ELF64 little-endian header with e_machine EM_CUDA (190; 224 for
 // AMDGPU), then `payload` bytes varied by `salt`. The cache stores device ELFs only.

@@ -141,7 +141,9 @@ TEST_F(CliCacheCmd, AuditOfAnUntrustedCacheNeedsNoGpuAndChangesNoByte) {
   for (const auto& n : list_dir(dir_.path())) {
     if (std::find(files_before.begin(), files_before.end(), n) != files_before.end()) continue;
     EXPECT_TRUE(n == "untrusted.sqlite-wal" || n == "untrusted.sqlite-shm") << n;
-    if (n == "untrusted.sqlite-wal") EXPECT_EQ(read_bytes(dir_.file(n)).size(), 0u);
+    if (n == "untrusted.sqlite-wal") {
+      EXPECT_EQ(read_bytes(dir_.file(n)).size(), 0u);
+    }
   }
   for (const char* src : {"tools/inspect.cpp", "cache/cache_kernels.cpp", "cache/cache_open.cpp",
                           "cache/cache_tuning.cpp", "cache/sqlite.cpp"}) {

@@ -32,20 +32,7 @@ struct Proc {
     p.err_path = dir + "/.p" + std::to_string(counter) + ".err";
     std::vector<std::string> env = {"I8GEMM_CACHE=" + cache, "XDG_CACHE_HOME=" + dir + "/xdg", "CUDA_VISIBLE_DEVICES=",
                                     "PATH=/usr/bin:/bin", "HOME=" + dir};
-    std::vector<std::string> args = argv_s;
-    std::vector<char*> argv, envp;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, p.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&fa, 2, p.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int rc = posix_spawn(&p.pid, argv[0], &fa, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) throw std::runtime_error("posix_spawn " + argv_s[0] + ": " + strerror(rc));
+    p.pid = spawn_child(argv_s, env, p.out_path, p.err_path);
     return p;
   }
   bool poll() {  // true once the child has ended

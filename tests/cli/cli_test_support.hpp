@@ -28,6 +28,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/files.hpp"
+
 extern char** environ;
 
 namespace i8g::clitest {
@@ -35,53 +37,11 @@ namespace i8g::clitest {
 inline std::string cli_path() { return std::string(I8G_BINARY_DIR) + "/tools/i8gemm"; }
 inline std::string source_path(const std::string& rel) { return std::string(I8G_SOURCE_DIR) + "/" + rel; }
 
-// A fresh directory under $TMPDIR (or /tmp), removed with everything in it at the end.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/i8g_cli_test_XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (!mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-  // Where I8GEMM_CACHE points for children started with this directory.
-  std::string default_cache() const { return path_ + "/default-cache/cache.sqlite"; }
-
- private:
-  std::string path_;
-};
-
-inline std::string read_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-inline void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << bytes;
-}
-
-inline bool exists(const std::string& path) {
-  struct stat st;
-  return lstat(path.c_str(), &st) == 0;
-}
-
-inline std::string random_bytes(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::string s(n, '\0');
-  for (char& c : s) c = char(gen() & 0xff);
-  return s;
-}
+using testsupport::exists;
+using testsupport::random_bytes;
+using testsupport::read_bytes;
+using testsupport::TempDir;
+using testsupport::write_bytes;
 
 // Names of the entries of a directory, sorted.
 inline std::vector<std::string> list_dir(const std::string& dir) {
@@ -130,6 +90,34 @@ struct RunOptions {
   int timeout_s = 300;
 };
 
+// Starts argv[0] with exactly `env`, stdin from /dev/null, stdout and stderr into the given
+// files (created 0600), in `cwd` when not empty; returns the pid, throws when it cannot start.
+inline pid_t spawn_child(std::vector<std::string> argv_s, std::vector<std::string> env, const std::string& out_path,
+                         const std::string& err_path, const std::string& cwd = {}) {
+  std::vector<char*> argv, envp;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (!cwd.empty()) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 29))
+    posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+#else
+#error "posix_spawn_file_actions_addchdir_np needed"
+#endif
+  }
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error("posix_spawn " + argv_s[0] + ": " + strerror(rc));
+  return pid;
+}
+
 // Runs `i8gemm args...`; stdout and stderr go to files in `scratch`, stdin is /dev/null.
 inline Result run_cli(const std::vector<std::string>& args, const RunOptions& o, const std::string& scratch) {
   static int counter = 0;
@@ -153,29 +141,7 @@ inline Result run_cli(const std::vector<std::string>& args, const RunOptions& o,
   std::vector<std::string> argv_s;
   argv_s.push_back(cli_path());
   for (const auto& a : args) argv_s.push_back(a);
-  std::vector<char*> argv, envp;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::string cwd_cmd;
-  if (!o.cwd.empty()) {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 29))
-    posix_spawn_file_actions_addchdir_np(&fa, o.cwd.c_str());
-#else
-#error "posix_spawn_file_actions_addchdir_np needed"
-#endif
-  }
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error("posix_spawn " + cli_path() + ": " + strerror(rc));
+  const pid_t pid = spawn_child(argv_s, env, out_path, err_path, o.cwd);
 
   int status = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.timeout_s);

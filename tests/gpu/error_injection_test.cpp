@@ -22,6 +22,7 @@
 #include "runtime/cublaslt.hpp"
 #include "runtime/engine.hpp"
 #include "tests/gpu/gpu_support.hpp"
+#include "tests/support/files.hpp"
 #include "tests/gpu/quantize_host.hpp"
 
 namespace i8g::gputest {
@@ -34,23 +35,7 @@ void figure(const std::string& line) {
   std::fflush(stdout);
 }
 
-// A fresh directory under the temp dir, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "i8g_errinj_XXXXXX").string();
-    if (!mkdtemp(t.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = t;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using testsupport::TempDir;
 
 // An i8gemm context on its own cache file, destroyed on scope exit.
 class Context {
