@@ -66,8 +66,10 @@ size_t pick_winner(const std::vector<CandidateResult>& c) {
 
 std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const GemmProblem& p,
                                    const TuneOptions& opt,
-                                   const std::function<void(const std::string&)>& progress) {
-  auto say = [&](const std::string& s) { if (progress) progress(s); };
+                                   const AutotuneProgress& progress) {
+  auto say = [&](const std::string& stage, size_t done, size_t total) {
+    if (progress) progress(stage, done, total);
+  };
   I8G_CU(cuCtxSetCurrent(engine.context()));
   const Target& t = engine.device().target;
   const std::unique_ptr<Compiler> compiler = make_compiler(t);
@@ -78,8 +80,10 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
     KernelSpec s{p, c, t.arch};
     if (!filter || std::regex_search(s.name(), *filter)) specs.push_back(s);
   }
-  say(fmt::format("{}: compiling {} candidates", p.key(), specs.size()));
-  const std::vector<JitOutcome> built = compile_and_store(cache, *compiler, specs, t, opt.jobs);
+  const std::string compiling = fmt::format("{}: compiling", p.key());
+  say(compiling, 0, specs.size());
+  const std::vector<JitOutcome> built = compile_and_store(
+      cache, *compiler, specs, t, opt.jobs, [&](size_t done, size_t total) { say(compiling, done, total); });
 
   Stream stream;
   std::mt19937_64 rng(std::random_device{}());
@@ -169,7 +173,9 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
         r.candidates.push_back(c);
       }
     }
-    say(fmt::format("{} M={}: timing {} candidates", p.key(), m, built.size()));
+    const std::string timing = fmt::format("{} M={}: timing", p.key(), m);
+    const size_t to_time = r.candidates.size() + built.size();
+    say(timing, r.candidates.size(), to_time);
     for (const JitOutcome& b : built) {
       CandidateResult c;
       c.candidate = b.spec.name();
@@ -188,6 +194,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
         }
       }
       r.candidates.push_back(c);
+      say(timing, r.candidates.size(), to_time);
     }
     // Winner and baseline (graph medians).
     const size_t w = pick_winner(r.candidates);

@@ -42,9 +42,13 @@ struct BucketResult {
   double speedup = 0;      // baseline_us / winner_us
 };
 
+// Progress: (stage, done, total); called with done = 0 when a stage starts ("<problem>:
+// compiling", "<problem> M=<m>: timing"), then after each candidate.
+using AutotuneProgress = std::function<void(const std::string& stage, size_t done, size_t total)>;
+
 std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const GemmProblem& p,
                                    const TuneOptions& opt,
-                                   const std::function<void(const std::string&)>& progress = {});
+                                   const AutotuneProgress& progress = {});
 
 // Deterministic winner among ok candidates: lowest graph median, ties within 1% broken by name.
 size_t pick_winner(const std::vector<CandidateResult>& c);

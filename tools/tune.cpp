@@ -48,8 +48,19 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
              "time us", "cuBLASLt", "speedup", "mma_sync us", "simt us", "ok", "rej", "fail");
   for (size_t i = 0; i < problems.size(); ++i) {
     const std::string label = shapes[i].name.empty() ? fmt::format("{}x{}", shapes[i].n, shapes[i].k) : shapes[i].name;
-    const auto results = autotune(*engine, cache, problems[i], to,
-                                  [](const std::string& s) { fmt::print(stderr, "  {}\n", s); });
+    // One line per stage; on a terminal also a bar that fills as candidates finish.
+    std::unique_ptr<Progress> bar;
+    std::string stage;
+    const auto results = autotune(*engine, cache, problems[i], to, [&](const std::string& s, size_t done, size_t total) {
+      if (s != stage) {
+        if (bar) bar->finish();
+        stage = s;
+        fmt::print(stderr, "  {} ({} candidates)\n", s, total);
+        bar = std::make_unique<Progress>("  " + s);
+      }
+      bar->update(done, total);
+    });
+    if (bar) bar->finish();
     for (const BucketResult& r : results) {
       int ok = 0, rej = 0, fail = 0;
       // Best fully timed graph median of each generated family (pruned ones have no graph time).
