@@ -1,7 +1,8 @@
 // The experimental wgmma family compiles with NVRTC for sm_90a: its default and candidate
 // configs have no spills, no stack frame and no local memory, and their SASS holds the warpgroup
-// MMA (nvdisasm prints int8 wgmma as IGMMA), cp.async (LDGSTS) and no mma.sync (IMMA). Whether
-// the kernels compute the right thing is for a GPU tune (it verifies every candidate first).
+// MMA (nvdisasm prints int8 wgmma as IGMMA), cp.async (LDGSTS) and no mma.sync (IMMA); ptxas
+// does not warn about serializing the wgmmas. Whether the kernels compute the right thing is
+// for a GPU tune (it verifies every candidate first).
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -46,6 +47,10 @@ void compile_and_check(const std::vector<KernelSpec>& specs, bool print) {
     EXPECT_TRUE(r.consistent) << spec.name();
     EXPECT_EQ(r.static_smem_bytes, 0) << spec.name() << ": the stage ring is dynamic";
     EXPECT_GT(r.blocks_per_sm, 0) << spec.name();
+    // ptxas warns when it must serialize wgmma (e.g. accumulators it cannot keep in place).
+    EXPECT_EQ(outcomes[i].binary->log.find("serialized"), std::string::npos) << spec.name() << ":\n"
+                                                                            << outcomes[i].binary->log;
+    EXPECT_EQ(outcomes[i].binary->log.find("Performance Loss"), std::string::npos) << outcomes[i].binary->log;
     if (r.sass_available) {
       EXPECT_GT(mix(r, "IGMMA"), 0) << spec.name() << " has no warpgroup MMA (IGMMA) in its SASS";
       EXPECT_EQ(mix(r, "IMMA"), 0) << spec.name() << " fell back to mma.sync";
