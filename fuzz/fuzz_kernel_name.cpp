@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)p.invalid_reason();
   });
   fuzz::rejects_only_with_error([&] {
-    for (Family f : {Family::simt_dp4a, Family::mma_sync, Family::mfma}) (void)KernelConfig::parse(f, s);
+    for (Family f : {Family::simt_dp4a, Family::mma_sync, Family::mfma, Family::wgmma}) (void)KernelConfig::parse(f, s);
   });
   return 0;
 }

@@ -66,6 +66,8 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
       return simt_invalid_reason(p, c, t);
     case Family::mma_sync:
       return mma_sync_invalid_reason(p, c, t);
+    case Family::wgmma:
+      return wgmma_invalid_reason(p, c, t);
   }
   return "unknown family";
 }
@@ -100,6 +102,7 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
           if (invalid_reason(p, c, t).empty()) out.push_back(c);
         }
   for (const KernelConfig& c : mma_sync_candidates(p, t)) out.push_back(c);
+  for (const KernelConfig& c : wgmma_candidates(p, t)) out.push_back(c);  // experimental only
   return out;
 }
 
@@ -134,6 +137,7 @@ KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m,
   double best_cost = 0;
   for (const KernelConfig& c : cs) {
     const double cost = family == Family::mma_sync ? mma_sync_cost(p, c, t, m)
+                        : family == Family::wgmma  ? wgmma_cost(p, c, t, m)
                         : family == Family::mfma   ? mfma_cost(p, c, t, m)
                                                    : simt_cost(p, c, t, m);
     if (!best || cost < best_cost) {
@@ -145,13 +149,17 @@ KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m,
 }
 
 // Tensor cores where the problem allows them (sm_80+, K % 16 == 0, and N % 16 == 0 for [K,N]
-// weights); the reference family everywhere else.
+// weights); the reference family everywhere else. Never the experimental wgmma family, even
+// when the target offers it: it has not run on a GPU yet, so only a tune (which verifies every
+// candidate bit-exact first) may pick it.
 KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m) {
   if (t.amd) return heuristic_default(p, t, m, Family::mfma);
   if (!mma_sync_candidates(p, t).empty()) return heuristic_default(p, t, m, Family::mma_sync);
   return heuristic_default(p, t, m, Family::simt_dp4a);
 }
 
-int required_alignment(const KernelConfig& c) { return c.family == Family::mma_sync ? 16 : c.vec; }
+int required_alignment(const KernelConfig& c) {
+  return c.family == Family::mma_sync || c.family == Family::wgmma ? 16 : c.vec;
+}
 
 }  // namespace i8g

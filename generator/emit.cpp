@@ -69,6 +69,11 @@ Source emit(const KernelSpec& spec) {
       src.code = fmt::format("// {}\n#include \"mma_sync.cuh\"\n\ntemplate __global__ void {}(const __grid_constant__ I8gArgs);\n",
                              src.name, src.entry);
       return src;
+    case Family::wgmma:
+      src.entry = wgmma_entry(spec);
+      src.code = fmt::format("// {}\n#include \"wgmma.cuh\"\n\ntemplate __global__ void {}(const __grid_constant__ I8gArgs);\n",
+                             src.name, src.entry);
+      return src;
   }
   throw Error("emit", fmt::format("family {} has no template yet", to_string(spec.config.family)));
 }
@@ -109,7 +114,9 @@ LaunchShape launch_shape(const KernelSpec& spec, int64_t m) {
   s.grid[2] = unsigned(c.split_k);
   s.block[0] = unsigned(c.threads());
   s.block[1] = s.block[2] = 1;
-  s.dynamic_smem = c.family == Family::mma_sync ? unsigned(mma_sync_smem_bytes(c)) : 0;
+  s.dynamic_smem = c.family == Family::mma_sync ? unsigned(mma_sync_smem_bytes(c))
+                   : c.family == Family::wgmma  ? unsigned(wgmma_smem_bytes(c))
+                                                : 0;
   return s;
 }
 

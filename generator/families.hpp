@@ -22,4 +22,13 @@ int mma_sync_smem_bytes(const KernelConfig& c);  // dynamic shared memory: the s
 int mma_sync_register_estimate(const KernelConfig& c);
 std::string mma_sync_entry(const KernelSpec& s);  // "i8g::mma_sync_kernel<...>"
 
+// wgmma (generator/family_wgmma.cpp, templates/wgmma.cuh): sm_90a, [N,K] only, experimental:
+// wgmma_candidates() is empty unless Target::experimental_wgmma is set.
+std::string wgmma_invalid_reason(const GemmProblem& p, const KernelConfig& c, const Target& t);
+std::vector<KernelConfig> wgmma_candidates(const GemmProblem& p, const Target& t);
+double wgmma_cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m);
+int wgmma_smem_bytes(const KernelConfig& c);  // dynamic shared memory: the ring + 1 KiB slack
+int wgmma_register_estimate(const KernelConfig& c);
+std::string wgmma_entry(const KernelSpec& s);  // "i8g::wgmma_kernel<...>"
+
 }  // namespace i8g

@@ -27,11 +27,12 @@ const char* to_string(Family v) {
     case Family::simt_dp4a: return "simt_dp4a";
     case Family::mma_sync: return "mma_sync";
     case Family::mfma: return "mfma";
+    case Family::wgmma: return "wgmma";
   }
   return "?";
 }
 std::optional<Family> parse_family(const std::string& s) {
-  for (Family f : {Family::simt_dp4a, Family::mma_sync, Family::mfma})
+  for (Family f : {Family::simt_dp4a, Family::mma_sync, Family::mfma, Family::wgmma})
     if (s == to_string(f)) return f;
   return std::nullopt;
 }
@@ -248,7 +249,7 @@ std::string KernelSpec::name() const {
 }
 
 KernelSpec KernelSpec::parse_name(const std::string& name) {
-  static const std::regex re(std::string(R"(^i8g_(sm\d{2,3}a?|gfx[0-9a-f]{3,4})_(simt_dp4a|mma_sync|mfma)_)") +
+  static const std::regex re(std::string(R"(^i8g_(sm\d{2,3}a?|gfx[0-9a-f]{3,4})_(simt_dp4a|mma_sync|mfma|wgmma)_)") +
                              kProblemPattern + "_" + kConfigPattern + "$");
   std::smatch m;
   if (name.size() > 512 || !std::regex_match(name, m, re))

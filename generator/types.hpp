@@ -63,6 +63,10 @@ struct Target {
   bool unified_vgprs = false;    // gfx90a: VGPRs and AGPRs share one file of 512
   int sgprs_per_simd = 0;        // 800 on GFX9
   int max_sgprs_per_wave = 0;    // 102 addressable, VCC included
+  // Offer the wgmma family (sm_90a; compiled and CPU-checked, never run on a GPU yet) among the
+  // candidates. Off by default; `i8gemm tune --experimental-wgmma` sets it. Not part of any
+  // cache key: it changes which kernels are tried, not what a named kernel computes.
+  bool experimental_wgmma = false;
 
   // Facts for the named arch (hardware limits from the CUDA programming guide, the AMD CDNA
   // ISA guides and LLVM's AMDGPU target description); throws Error
@@ -75,14 +79,15 @@ struct Target {
   std::string to_string() const;
 };
 
-enum class Family { simt_dp4a, mma_sync, mfma };
+enum class Family { simt_dp4a, mma_sync, mfma, wgmma };
 
 struct KernelConfig {
   Family family = Family::simt_dp4a;
   int bm = 64, bn = 64, bk = 32;  // block tile
   int tm = 4, tn = 4;             // per-thread tile (simt); mfma: the instruction's M and N
                                   // (32: v_mfma_i32_32x32x8i8, 16: v_mfma_i32_16x16x16i8)
-  int wm = 1, wn = 1;             // warps (AMD: wavefronts) along M and N
+  int wm = 1, wn = 1;             // warps (AMD: wavefronts) along M and N; wgmma: wm = 4 per
+                                  // warpgroup (its warps split each m64 by 16 rows), wn = 1
   int stages = 1;                 // shared-memory pipeline depth
   int split_k = 1;                // K slices combined in the epilogue
   int vec = 16;                   // bytes per global load of x and w (16, 8, 4 or 1)

@@ -71,7 +71,8 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
     if (progress) progress(stage, done, total);
   };
   I8G_CU(cuCtxSetCurrent(engine.context()));
-  const Target& t = engine.device().target;
+  Target t = engine.device().target;
+  t.experimental_wgmma = opt.experimental_wgmma;  // changes the candidates, not any cache key
   const std::unique_ptr<Compiler> compiler = make_compiler(t);
   std::vector<KernelSpec> specs;
   std::optional<std::regex> filter;

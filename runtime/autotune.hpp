@@ -22,6 +22,7 @@ struct TuneOptions {
   TimingPlan plan;
   double prune_factor = 4.0;  // a candidate this much slower than the best in a probe is not fully timed
   int jobs = 0;               // parallel compiles
+  bool experimental_wgmma = false;  // also race the wgmma family (sm_90a; Target::experimental_wgmma)
 };
 
 struct CandidateResult {

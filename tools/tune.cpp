@@ -19,6 +19,7 @@ struct TuneFlags {
   ShapeFlags shapes;
   ProblemFlags problem;
   bool compile_only = false;
+  bool experimental_wgmma = false;
   std::string arch, cache, filter, m = "1,16,256,4096";
   int jobs = 0, device = 0, samples = 50;
 };
@@ -41,6 +42,7 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
   to.ms = ms;
   to.filter = o.filter;
   to.jobs = o.jobs;
+  to.experimental_wgmma = o.experimental_wgmma;
   to.plan.samples = o.samples;
   fmt::print("{} ({} SMs, {}), driver {}, cache {}\n", engine->device().name, t.sm_count, t.arch,
              engine->device().driver_version, cache.path());
@@ -98,7 +100,8 @@ void run_tune(const TuneFlags& o) {
     return run_gpu_tune(o, shapes, problems);
   }
   if (o.arch.empty()) throw Error("tune", "--compile-only needs --arch (e.g. --arch sm_90a)");
-  const Target target = Target::from_arch(o.arch);
+  Target target = Target::from_arch(o.arch);
+  target.experimental_wgmma = o.experimental_wgmma;
   std::optional<std::regex> filter;
   if (!o.filter.empty()) {
     try {
@@ -167,6 +170,9 @@ void setup_tune(CLI::App& app) {
   opts->shapes.add_to(*cmd);
   opts->problem.add_to(*cmd);
   cmd->add_flag("--compile-only", opts->compile_only, "compile and store candidates without a GPU");
+  cmd->add_flag("--experimental-wgmma", opts->experimental_wgmma,
+                "also try the wgmma family (sm_90a; never run on a GPU before: every candidate is "
+                "verified bit-exact before it is timed)");
   cmd->add_option("--arch", opts->arch, "target arch, e.g. sm_90a, sm_80 (default: the GPU's)");
   cmd->add_option("--cache", opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   cmd->add_option("--filter", opts->filter, "only kernels whose name matches this regex");

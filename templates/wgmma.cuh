@@ -1,0 +1,239 @@
+// wgmma: Hopper warpgroup MMA (sm_90a only), int8 x int8 -> int32. EXPERIMENTAL: compiled and
+// CPU-checked, never run on a GPU yet; the generator offers it only when Target::
+// experimental_wgmma is set (`i8gemm tune --experimental-wgmma`), and the tuner verifies every
+// candidate bit-exact before timing it. docs/wgmma.md has the layouts and the reasoning.
+//
+// A block of WG warpgroups (128 threads each) computes a BM x BN tile, BM = 64 * MI * WG:
+// warpgroup g owns rows [64*MI*g, 64*MI*(g+1)) and all BN columns, one
+// wgmma.mma_async.m64nBNk32.s32.s8.s8 per 64 rows and k32 step, both operands read from
+// shared memory through matrix descriptors (K-major, 128-byte swizzle; wgmma_frag.h).
+//
+// Data path: x [M,K] and w [N,K] tiles of 128 bytes of k (one swizzle-atom row per tile row)
+// stream through a STAGES-deep ring in dynamic shared memory with 16-byte cp.async (TileLoader,
+// tile_copy.cuh). Its placement, tile_offset<128>, XORs the 16-byte chunk with row & 7, which is
+// the 128B swizzle of the descriptor when every tile starts on a 1024-byte boundary (host-tested
+// in wgmma_frag_test). Per K tile: cp.async wait, a proxy fence (cp.async writes through the
+// generic proxy, wgmma reads through the async proxy), __syncthreads, prefetch into the slot
+// every warpgroup finished with last iteration, then wgmma.fence, 4 * MI wgmma, commit and
+// wait_group 0, so a slot is never overwritten while a wgmma may still read it.
+//
+// Tails as in mma_sync: rows past M or N and chunks past K are zero-filled (src-size 0), K % 16
+// == 0; stores are guarded per element through epilogue.cuh, so results are bit-identical to
+// the other families. No split-K; [N,K] weights only (wgmma .s8 has no transpose).
+#pragma once
+#include "epilogue.cuh"
+#include "tile_copy.cuh"
+#include "wgmma_frag.h"
+
+namespace i8g {
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_wait_all() {
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+// Orders this thread's generic-proxy shared-memory writes (its completed cp.async copies)
+// before later async-proxy reads (wgmma); the barrier after it extends that to the block.
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// Keeps the compiler from moving accumulator reads or writes across the asynchronous MMAs.
+template <int R>
+__device__ __forceinline__ void fence_operands(int (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
+
+// D += A * B for one m64nNk32 step; scale-d = 1 (the accumulators start at zero).
+template <int N>
+__device__ __forceinline__ void wgmma_s8(int (&d)[N / 2], wg::u64 a, wg::u64 b);
+
+template <>
+__device__ __forceinline__ void wgmma_s8<64>(int (&d)[32], wg::u64 a, wg::u64 b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+      "}, %32, %33, 1;\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+        "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+        "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+        "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])
+      : "l"(a), "l"(b));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_s8<128>(int (&d)[64], wg::u64 a, wg::u64 b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, %64, %65, 1;\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+        "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+        "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+        "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
+        "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
+        "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+        "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+        "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+      : "l"(a), "l"(b));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_s8<256>(int (&d)[128], wg::u64 a, wg::u64 b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+      "}, %128, %129, 1;\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+        "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+        "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+        "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
+        "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
+        "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+        "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+        "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63]),
+        "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]),
+        "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79]),
+        "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]), "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]),
+        "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]),
+        "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]),
+        "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]), "+r"(d[110]), "+r"(d[111]),
+        "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]), "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]),
+        "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
+      : "l"(a), "l"(b));
+}
+
+template <int BM, int BN, int WG, int STAGES, long long N_, long long K_, int ACT, int WSC, int OUT,
+          int BIAS, int ASYM>
+__global__ void __launch_bounds__(wg::kWarpgroup * WG, 1)
+    wgmma_kernel(const __grid_constant__ I8gArgs args) {
+  constexpr int THREADS = wg::kWarpgroup * WG;
+  constexpr int BK = wg::kRowBytes;
+  constexpr int MI = BM / (wg::kM * WG);  // m64 instructions per warpgroup
+  constexpr int R = BN / 2;               // accumulator registers per instruction
+  constexpr int A_BYTES = BM * BK;
+  constexpr int STAGE_BYTES = wg::stage_bytes(BM, BN);
+  static_assert(WG == 1 || WG == 2, "one or two warpgroups");
+  static_assert(MI >= 1 && MI * wg::kM * WG == BM, "BM must be 64 * MI * WG");
+  static_assert(BN == 64 || BN == 128 || BN == 256, "BN in {64, 128, 256}");
+  static_assert(MI * R <= 128, "at most 128 accumulator registers per thread");
+  static_assert(STAGES >= 2 && STAGES <= 6, "2 to 6 pipeline stages");
+  static_assert(K_ % mma::kChunk == 0, "K must be a multiple of 16 (16-byte cp.async rows)");
+  static_assert(A_BYTES % wg::kAtomBytes == 0 && STAGE_BYTES % wg::kAtomBytes == 0,
+                "every A and B tile must start on a 1024-byte boundary (128B swizzle pattern)");
+
+  // The dynamic window is rounded up to the next 1024-byte boundary (the launch asks for 1 KiB
+  // more than the ring), so the swizzle pattern starts where the descriptors say it does.
+  extern __shared__ __align__(1024) unsigned char smem[];
+
+  const long long M = args.m;
+  const long long N = N_ ? N_ : args.n;
+  const long long K = K_ ? K_ : args.k;
+  const long long m0 = (long long)blockIdx.y * BM;
+  const long long n0 = (long long)blockIdx.x * BN;
+  const int tid = threadIdx.x;
+  const int wgi = tid / wg::kWarpgroup;   // warpgroup
+  const int t = tid % wg::kWarpgroup;     // thread in the warpgroup
+  const unsigned base = (smem_addr(smem) + wg::kAtomBytes - 1) & ~unsigned(wg::kAtomBytes - 1);
+
+  int acc[MI][R];
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[i][r] = 0;
+
+  const int ktiles = int((K + BK - 1) / BK);
+  const TileLoader<BM, BK, THREADS> xload(args.x, m0, M, K, tid);
+  const TileLoader<BN, BK, THREADS> wload(args.w, n0, N, K, tid);
+  auto load_stage = [&](int stage, int kt) {
+    const unsigned sa = base + stage * STAGE_BYTES;
+    xload.load(sa, (long long)kt * BK);
+    wload.load(sa + A_BYTES, (long long)kt * BK);
+  };
+
+  // Prologue: STAGES-1 tiles in flight, one commit group per tile (empty ones too).
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < ktiles) load_stage(s, s);
+    cp_async_commit();
+  }
+
+  int stage = 0;
+  for (int kt = 0; kt < ktiles; ++kt) {
+    cp_async_wait<STAGES - 2>();
+    fence_proxy_async_shared();
+    // Tile kt is visible to every warpgroup's wgmma; every warpgroup has waited for its wgmmas
+    // on tile kt-1 (wait_group 0 below), whose slot the prefetch now overwrites.
+    __syncthreads();
+    const int pf = kt + STAGES - 1;
+    if (pf < ktiles) load_stage(pf % STAGES, pf);
+    cp_async_commit();
+
+    const unsigned sa = base + stage * STAGE_BYTES + wgi * (MI * wg::kM * BK);
+    const unsigned sb = base + stage * STAGE_BYTES + A_BYTES;
+#pragma unroll
+    for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK / wg::kK; ++kk) {
+      const wg::u64 db = wg::make_desc(sb + wg::k_step_offset(kk));
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+        wgmma_s8<BN>(acc[i], wg::make_desc(sa + i * wg::kM * BK + wg::k_step_offset(kk)), db);
+    }
+    wgmma_commit();
+    wgmma_wait_all();
+#pragma unroll
+    for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
+    stage = stage + 1 == STAGES ? 0 : stage + 1;
+  }
+  cp_async_wait<0>();  // only empty groups can remain; leave nothing in flight at exit
+
+  // Epilogue: register r of instruction i holds row 64*(MI*wgi + i) + d_row(t, r) and column
+  // d_col(t, r) of the block tile (wgmma_frag.h).
+  float sx[MI][2];
+  int zp[MI][2];
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long m = m0 + (MI * wgi + i) * wg::kM + wg::d_row(t, 2 * h);
+      sx[i][h] = 0.0f;
+      zp[i][h] = 0;
+      if (m < M) load_row_operands<ACT, OUT, ASYM>(args, m, sx[i][h], zp[i][h]);
+    }
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const long long n = n0 + wg::d_col(t, 4 * j + e);
+      if (n >= N) continue;
+      float sw, b;
+      int colsum;
+      load_col_operands<WSC, OUT, BIAS, ASYM>(args, n, sw, b, colsum);
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const long long m = m0 + (MI * wgi + i) * wg::kM + wg::d_row(t, 2 * h);
+          if (m < M)
+            finish<OUT, BIAS, ASYM>(args.out, m * N + n, acc[i][4 * j + 2 * h + e], sx[i][h],
+                                    zp[i][h], sw, b, colsum);
+        }
+    }
+}
+
+}  // namespace i8g

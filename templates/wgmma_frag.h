@@ -1,0 +1,85 @@
+// Layout facts of wgmma.mma_async.sync.aligned.m64nNk32.s32.s8.s8 (sm_90a) for the wgmma family:
+// the shared-memory matrix descriptor, the K-major 128-byte-swizzle layout it describes, and the
+// accumulator (D) fragment map. Plain constexpr functions shared by the device template
+// (templates/wgmma.cuh) and the host tests (tests/generator/wgmma_frag_test.cpp).
+//
+// PTX ISA 9.7.15.5.1.2 ("Shared Memory Matrix Layout", "Matrix Descriptor Format"):
+//   descriptor bits 13-0   encode(start address)        encode(x) = (x & 0x3FFFF) >> 4
+//                   29-16  encode(leading dim byte offset)   K-major swizzled: unused, "assumed 1"
+//                   45-32  encode(stride dim byte offset)    K-major: first 8 rows -> next 8 rows
+//                   51-49  base offset: 0 when the swizzle pattern starts on a 1024-byte boundary
+//                   63-62  swizzle mode: 0 none, 1 = 128B, 2 = 64B, 3 = 32B
+//   K-major, 128B swizzling, canonical layout in elements (T = 128 / element bits = 16 for s8):
+//     Swizzle<3,4,3> o ((8,m),(T,2k)):((8T,SBO),(1,T))
+//   i.e. row r of 8 at r * 128 bytes, groups of 8 rows SBO bytes apart, k contiguous in a
+//   128-byte row; then address bits 4..6 (the 16-byte chunk) are XORed with bits 7..9.
+//   The swizzle acts on the shared-memory address itself (hence "base offset" for patterns that
+//   do not start at 1024-byte boundaries), so tiles here start on 1024-byte boundaries.
+//
+// Accumulator D of m64nNk32 .s32 (Figure "WGMMA .m64nNk32 register fragment layout for
+// accumulator matrix D"; CUTLASS CLayout_64xN says the same): thread t of the warpgroup,
+// warp w = t / 32, lane l; register i (0 <= i < N/2) holds
+//   row 16w + l/4 + 8 * ((i >> 1) & 1),  column 8 * (i >> 2) + 2 * (l % 4) + (i & 1).
+#ifndef I8G_WGMMA_FRAG_H
+#define I8G_WGMMA_FRAG_H
+
+#if defined(__CUDACC__)
+#define I8G_WG_HD __host__ __device__ __forceinline__
+#else
+#define I8G_WG_HD inline
+#endif
+
+namespace i8g {
+namespace wg {
+
+using u64 = unsigned long long;  // NVRTC has no <stdint.h> by default
+using u32 = unsigned;
+
+constexpr int kM = 64;           // rows per wgmma instruction
+constexpr int kK = 32;           // k bytes per instruction (s8)
+constexpr int kRowBytes = 128;   // one swizzle-atom row: the tile's BK
+constexpr int kAtomBytes = 1024; // 8 rows x 128 bytes: the 128B swizzle's repeating pattern
+constexpr int kWarpgroup = 128;  // threads
+
+// --- matrix descriptor ------------------------------------------------------------------------
+constexpr u64 kSwizzle128B = 1;
+I8G_WG_HD constexpr u64 desc_encode(u32 bytes) { return (bytes & 0x3FFFFu) >> 4; }
+// K-major tile with 128-byte rows and the 128B swizzle: SBO = 1024 (8 rows of 128 bytes), LBO
+// unused (encoded as 1, as the ISA's examples do), base offset 0 (tiles are 1024-aligned).
+I8G_WG_HD constexpr u64 make_desc(u32 smem_addr, u32 lbo = 16, u32 sbo = kAtomBytes) {
+  return desc_encode(smem_addr) | (desc_encode(lbo) << 16) | (desc_encode(sbo) << 32) |
+         (kSwizzle128B << 62);
+}
+I8G_WG_HD constexpr u32 desc_start(u64 d) { return u32(d & 0x3FFFu) << 4; }
+I8G_WG_HD constexpr u32 desc_lbo(u64 d) { return u32((d >> 16) & 0x3FFFu) << 4; }
+I8G_WG_HD constexpr u32 desc_sbo(u64 d) { return u32((d >> 32) & 0x3FFFu) << 4; }
+I8G_WG_HD constexpr u32 desc_base_offset(u64 d) { return u32((d >> 49) & 7u); }
+I8G_WG_HD constexpr u32 desc_swizzle(u64 d) { return u32(d >> 62); }
+
+// k32 step s (0..3) of a 128-byte row starts 32 * s bytes into the atom: the descriptor's start
+// address moves by 32 bytes and the hardware applies the swizzle to the resulting addresses
+// (which never carry into bit 7, so bits 7..9 stay the row's): the same convention CUTLASS and
+// DeepGEMM use to walk K inside a swizzle atom.
+I8G_WG_HD constexpr u32 k_step_offset(int s) { return u32(s) * kK; }
+
+// The address the hardware reads for element (row, k) of an operand (rows x 32 bytes of k)
+// whose descriptor starts at `start`, per the canonical layout above (emulation for the tests).
+I8G_WG_HD constexpr u32 swizzle128(u32 addr) { return addr ^ (((addr >> 7) & 7u) << 4); }
+I8G_WG_HD constexpr u32 canonical_addr(u32 start, u32 sbo, int row, int k) {
+  return swizzle128(start + u32(row / 8) * sbo + u32(row % 8) * kRowBytes + u32(k));
+}
+
+// --- accumulator fragment ---------------------------------------------------------------------
+I8G_WG_HD constexpr int d_row(int t, int i) { return 16 * (t / 32) + (t % 32) / 4 + 8 * ((i >> 1) & 1); }
+I8G_WG_HD constexpr int d_col(int t, int i) { return 8 * (i >> 2) + 2 * (t % 4) + (i & 1); }
+
+// --- block tiling -----------------------------------------------------------------------------
+// A block of WG warpgroups computes BM x BN, BM = 64 * MI * WG: warpgroup g owns rows
+// [64 * MI * g, 64 * MI * (g + 1)), one m64 instruction per 64 rows, all BN columns.
+// Per stage the A tile (BM rows of 128 bytes) then the B tile (BN rows), each 1024-aligned.
+I8G_WG_HD constexpr int stage_bytes(int bm, int bn) { return (bm + bn) * kRowBytes; }
+
+}  // namespace wg
+}  // namespace i8g
+
+#endif

@@ -1,0 +1,110 @@
+// The experimental wgmma family compiles with NVRTC for sm_90a: its default and candidate
+// configs have no spills, no stack frame and no local memory, and their SASS holds the warpgroup
+// MMA (nvdisasm prints int8 wgmma as IGMMA), cp.async (LDGSTS) and no mma.sync (IMMA); ptxas
+// does not warn about serializing the wgmmas. Whether the kernels compute the right thing is
+// for a GPU tune (it verifies every candidate first).
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <set>
+
+#include "generator/embedded.hpp"
+#include "generator/generator.hpp"
+#include "runtime/compiler.hpp"
+#include "runtime/report.hpp"
+
+using namespace i8g;
+
+namespace {
+
+const GemmProblem kTp4[] = {{2560, 4096}, {4096, 2048}, {768, 4096}, {4096, 384}};
+
+Target hopper() {
+  Target t = Target::from_arch("sm_90a");
+  t.experimental_wgmma = true;
+  return t;
+}
+
+int mix(const ResourceReport& r, const char* op) {
+  auto it = r.instruction_mix.find(op);
+  return it == r.instruction_mix.end() ? 0 : it->second;
+}
+
+void compile_and_check(const std::vector<KernelSpec>& specs, bool print) {
+  const Target t = hopper();
+  std::vector<Source> sources;
+  for (const KernelSpec& s : specs) sources.push_back(emit(s));
+  const auto outcomes = compile_all(*make_compiler(t), sources, t, 0);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const KernelSpec& spec = specs[i];
+    ASSERT_TRUE(outcomes[i].binary) << spec.name() << ": " << outcomes[i].error;
+    const LaunchShape shape = launch_shape(spec, 1);
+    const ResourceReport r = make_report(*outcomes[i].binary, t, int(shape.block[0]), int(shape.dynamic_smem));
+    EXPECT_GT(r.registers, 0) << spec.name();
+    EXPECT_EQ(r.spill_store_bytes, 0) << spec.name();
+    EXPECT_EQ(r.spill_load_bytes, 0) << spec.name();
+    EXPECT_EQ(r.stack_frame_bytes, 0) << spec.name();
+    EXPECT_TRUE(r.consistent) << spec.name();
+    EXPECT_EQ(r.static_smem_bytes, 0) << spec.name() << ": the stage ring is dynamic";
+    EXPECT_GT(r.blocks_per_sm, 0) << spec.name();
+    // ptxas warns when it must serialize wgmma (e.g. accumulators it cannot keep in place).
+    EXPECT_EQ(outcomes[i].binary->log.find("serialized"), std::string::npos) << spec.name() << ":\n"
+                                                                            << outcomes[i].binary->log;
+    EXPECT_EQ(outcomes[i].binary->log.find("Performance Loss"), std::string::npos) << outcomes[i].binary->log;
+    if (r.sass_available) {
+      EXPECT_GT(mix(r, "IGMMA"), 0) << spec.name() << " has no warpgroup MMA (IGMMA) in its SASS";
+      EXPECT_EQ(mix(r, "IMMA"), 0) << spec.name() << " fell back to mma.sync";
+      EXPECT_GT(mix(r, "LDGSTS"), 0) << spec.name() << " has no cp.async (LDGSTS) in its SASS";
+      EXPECT_EQ(mix(r, "LDL") + mix(r, "STL"), 0) << spec.name() << " touches local memory";
+    }
+    if (print)
+      std::cout << spec.name() << ": " << r.registers << " regs, " << shape.dynamic_smem << " B smem, "
+                << r.blocks_per_sm << " blocks/SM, IGMMA=" << mix(r, "IGMMA") << " LDGSTS="
+                << mix(r, "LDGSTS") << " WARPSYNC=" << mix(r, "WARPSYNC") << "\n";
+  }
+}
+
+}  // namespace
+
+TEST(Wgmma, TemplatesAreEmbedded) {
+  std::set<std::string> embedded;
+  for (const EmbeddedFile& f : embedded_templates()) embedded.insert(f.path);
+  EXPECT_TRUE(embedded.count("wgmma.cuh"));
+  EXPECT_TRUE(embedded.count("wgmma_frag.h"));
+  EXPECT_TRUE(embedded.count("tile_copy.cuh"));
+}
+
+TEST(Wgmma, DefaultConfigsCompileWithoutSpillsAndUseWarpgroupMma) {
+  std::vector<KernelSpec> specs;
+  std::set<std::string> seen;
+  for (const GemmProblem& p : kTp4)
+    for (int64_t m : {1, 16, 256, 4096}) {
+      KernelSpec s{p, heuristic_default(p, hopper(), m, Family::wgmma), "sm_90a"};
+      if (seen.insert(s.name()).second) specs.push_back(s);
+    }
+  compile_and_check(specs, true);
+}
+
+TEST(Wgmma, EveryCandidateOfAShapeCompilesWithoutSpills) {
+  const GemmProblem p{2560, 4096};
+  std::vector<KernelSpec> specs;
+  for (const KernelConfig& c : candidates(p, hopper()))
+    if (c.family == Family::wgmma) specs.push_back({p, c, "sm_90a"});
+  ASSERT_FALSE(specs.empty());
+  compile_and_check(specs, true);
+}
+
+TEST(Wgmma, EveryEpilogueOptionCompilesWithTails) {
+  // N = 1000 leaves a partial N tile, K = 4080 a partial K tile (zero-filled chunks).
+  std::vector<KernelSpec> specs;
+  for (OutType o : {OutType::bf16, OutType::f16, OutType::f32, OutType::i32})
+    for (int flags = 0; flags < 4; ++flags) {
+      GemmProblem p{1000, 4080, WeightLayout::nk, ActScale::per_token, WeightScale::per_channel, o,
+                    bool(flags & 1), bool(flags & 2)};
+      if (!p.invalid_reason().empty()) continue;
+      specs.push_back({p, heuristic_default(p, hopper(), 16, Family::wgmma), "sm_90a"});
+    }
+  GemmProblem tensor_scales{1000, 4080, WeightLayout::nk, ActScale::per_tensor, WeightScale::per_tensor};
+  specs.push_back({tensor_scales, heuristic_default(tensor_scales, hopper(), 4096, Family::wgmma), "sm_90a"});
+  compile_and_check(specs, false);
+}
