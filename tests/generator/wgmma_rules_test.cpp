@@ -118,7 +118,9 @@ TEST(WgmmaRules, EveryCandidateFitsSharedMemoryAndTheRingDepthRule) {
       EXPECT_EQ(int(s.dynamic_smem), c.stages * (c.bm + c.bn) * 128 + 1024) << c;
       const int ktiles = int((p.k + 127) / 128);
       EXPECT_LE(c.stages, std::max(2, ktiles)) << c;
-      if (ktiles > 2) EXPECT_GE(c.stages, 3) << c;
+      if (ktiles > 2) {
+        EXPECT_GE(c.stages, 3) << c;
+      }
       EXPECT_LE(c.bn, 2 * std::max<int64_t>(64, p.n)) << c;
     }
 }
