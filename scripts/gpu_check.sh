@@ -145,6 +145,17 @@ if [ "${SKIP_BENCH:-0}" != 1 ] && [ -x "$BUILD/tools/i8gemm" ]; then
   rc=${PIPESTATUS[0]}; [ "$rc" -ne 0 ] && status=1
   ROWS+=("$(printf '%-34s %7s %7s %7s  %s' "bench $(basename "$SHAPES")" - - - "rc=$rc (table in bench.log)")")
 fi
+# ---- the experimental wgmma family (docs/wgmma.md): opt-in, WGMMA=1. A tune restricted to
+# wgmma candidates verifies each one bit-exact before timing it (rejects are listed in the log)
+# and races it against cuBLASLt; run in its own cache so nothing it stores reaches other runs.
+if [ "${WGMMA:-0}" = 1 ] && [ -x "$BUILD/tools/i8gemm" ]; then
+  echo "=== tune --experimental-wgmma"
+  "$BUILD/tools/i8gemm" tune --experimental-wgmma --filter "${WGMMA_FILTER:-_wgmma_}" \
+    --shape "${WGMMA_SHAPE:-2560x4096}" --m "${WGMMA_MS:-256,4096}" --samples "${SAMPLES:-20}" \
+    --cache "$OUT/wgmma.sqlite" 2>&1 | tee "$OUT/tune_wgmma.log"
+  rc=${PIPESTATUS[0]}; [ "$rc" -ne 0 ] && status=1
+  ROWS+=("$(printf '%-34s %7s %7s %7s  %s' "tune wgmma" - - - "rc=$rc (table in tune_wgmma.log)")")
+fi
 # ---- end of BENCHMARKS -----------------------------------------------------------------------
 
 echo
