@@ -53,13 +53,14 @@ struct Engine::Prepared {
     int64_t max_m;              // covers m <= max_m
     const Loaded* kernel;       // or null for a cuBLASLt bucket
     std::unique_ptr<LtBucket> lt;
-    DeviceBuffer workspace;     // split-K counters + partials of this bucket's kernel, zeroed
+    int* workspace;             // split-K counters + partials of this bucket's kernel, or null
   };
   GemmProblem problem;
   int64_t max_m = 0;
   std::vector<Bucket> buckets;  // ascending
   DeviceBuffer acc;             // int32 [max_m, N] for cuBLASLt buckets
   DeviceBuffer lt_workspace;
+  std::map<const Loaded*, DeviceBuffer> split_workspaces;  // one per split-K kernel, zeroed
 };
 
 namespace {
@@ -205,7 +206,7 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
   prep->max_m = max_m;
   bool any_lt = false;
   for (int64_t bound : bounds) {
-    Prepared::Bucket b{bound, nullptr, nullptr, DeviceBuffer()};
+    Prepared::Bucket b{bound, nullptr, nullptr, nullptr};
     auto w = tuned.lower_bound(bound);  // the smallest tuned bucket covering this one
     const std::string lt_prefix = "cublaslt:algo=";
     if (w != tuned.end() && w->second.candidate.rfind(lt_prefix, 0) == 0) {
@@ -238,9 +239,18 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
     prep->acc = DeviceBuffer(size_t(max_m) * size_t(p.n) * 4);
     prep->lt_workspace = DeviceBuffer(LtGemm::kWorkspaceBytes);
   }
-  // Each split-K bucket gets its own workspace: two kernels never share one (mma_frag.h).
+  // One workspace per split-K kernel, sized for the largest M it serves: buckets running the
+  // same kernel share it (its tile blocks do not move with M); two kernels never do (mma_frag.h).
+  std::map<const Loaded*, size_t> split_bytes;
+  for (const Prepared::Bucket& b : prep->buckets)
+    if (b.kernel)
+      split_bytes[b.kernel] = std::max(split_bytes[b.kernel],
+                                       workspace_bytes(b.kernel->spec, std::min(b.max_m, max_m)));
+  for (const auto& [kernel, bytes] : split_bytes)
+    if (bytes) prep->split_workspaces.emplace(kernel, zeroed_device_buffer(bytes));
   for (Prepared::Bucket& b : prep->buckets)
-    if (b.kernel) b.workspace = zeroed_device_buffer(workspace_bytes(b.kernel->spec, std::min(b.max_m, max_m)));
+    if (auto ws = prep->split_workspaces.find(b.kernel); ws != prep->split_workspaces.end())
+      b.workspace = ws->second.get<int>();
   ensure_utility(c.get());
   // A wider re-prepare retires the old entry instead of freeing it: work already enqueued, and
   // graphs captured with its kernels and workspaces, may still use them.
@@ -394,7 +404,7 @@ void Engine::run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const 
   I8gArgs args = a;
   args.n = p.n;
   args.k = p.k;
-  args.workspace = bucket->workspace.get<int>();
+  args.workspace = bucket->workspace;
   const LaunchShape s = launch_shape(k->spec, a.m);
   void* params[] = {&args};
   check_cu(driver().cuLaunchKernel(k->fn, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1],

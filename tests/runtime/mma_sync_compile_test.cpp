@@ -10,6 +10,7 @@
 #include "generator/generator.hpp"
 #include "runtime/compiler.hpp"
 #include "runtime/report.hpp"
+#include "tests/runtime/tensor_kernel_checks.hpp"
 
 using namespace i8g;
 
@@ -17,44 +18,24 @@ namespace {
 
 const GemmProblem kTp4[] = {{2560, 4096}, {4096, 2048}, {768, 4096}, {4096, 384}};
 
-int mix(const ResourceReport& r, const char* op) {
-  auto it = r.instruction_mix.find(op);
-  return it == r.instruction_mix.end() ? 0 : it->second;
-}
-
-void expect_clean(const KernelSpec& spec, const CompileOutcome& o, const Target& t, bool print) {
-  ASSERT_TRUE(o.binary) << spec.name() << ": " << o.error;
-  const LaunchShape shape = launch_shape(spec, 1);
-  const ResourceReport r = make_report(*o.binary, t, int(shape.block[0]), int(shape.dynamic_smem));
-  EXPECT_GT(r.registers, 0) << spec.name();
-  EXPECT_EQ(r.spill_store_bytes, 0) << spec.name();
-  EXPECT_EQ(r.spill_load_bytes, 0) << spec.name();
-  EXPECT_EQ(r.stack_frame_bytes, 0) << spec.name();
-  EXPECT_TRUE(r.consistent) << spec.name();
-  EXPECT_EQ(r.static_smem_bytes, 0) << spec.name() << ": the stage ring is dynamic";
-  EXPECT_GT(r.blocks_per_sm, 0) << spec.name();
-  if (r.sass_available) {
-    EXPECT_GT(mix(r, "IMMA"), 0) << spec.name() << " has no IMMA in its SASS";
-    EXPECT_GT(mix(r, "LDSM"), 0) << spec.name() << " has no ldmatrix (LDSM) in its SASS";
-    EXPECT_GT(mix(r, "LDGSTS"), 0) << spec.name() << " has no cp.async (LDGSTS) in its SASS";
-    EXPECT_EQ(mix(r, "LDL") + mix(r, "STL"), 0) << spec.name() << " touches local memory";
-    if (spec.problem.layout == WeightLayout::kn) {
-      EXPECT_GT(mix(r, "PRMT"), 0) << spec.name() << ": [K,N] fragments are split with prmt";
-    }
-  }
-  if (print)
-    std::cout << spec.name() << ": " << r.registers << " regs, " << shape.dynamic_smem
-              << " B smem, " << r.blocks_per_sm << " blocks/SM, IMMA=" << mix(r, "IMMA")
-              << " LDSM=" << mix(r, "LDSM") << " LDGSTS=" << mix(r, "LDGSTS") << "\n";
-}
+using test::sass_count;
 
 std::vector<CompileOutcome> compile_and_check(const Target& t, const std::vector<KernelSpec>& specs,
                                               bool print) {
-  std::vector<Source> sources;
-  for (const KernelSpec& s : specs) sources.push_back(emit(s));
-  auto outcomes = compile_all(*make_compiler(t), sources, t, 0);
-  for (size_t i = 0; i < specs.size(); ++i) expect_clean(specs[i], outcomes[i], t, print);
-  return outcomes;
+  return test::compile_tensor_kernels(
+      t, specs, [&](const KernelSpec& spec, const CompileOutcome&, const ResourceReport& r, const LaunchShape& shape) {
+        if (r.sass_available) {
+          EXPECT_GT(sass_count(r, "IMMA"), 0) << spec.name() << " has no IMMA in its SASS";
+          EXPECT_GT(sass_count(r, "LDSM"), 0) << spec.name() << " has no ldmatrix (LDSM) in its SASS";
+          if (spec.problem.layout == WeightLayout::kn) {
+            EXPECT_GT(sass_count(r, "PRMT"), 0) << spec.name() << ": [K,N] fragments are split with prmt";
+          }
+        }
+        if (print)
+          std::cout << spec.name() << ": " << r.registers << " regs, " << shape.dynamic_smem << " B smem, "
+                    << r.blocks_per_sm << " blocks/SM, IMMA=" << sass_count(r, "IMMA")
+                    << " LDSM=" << sass_count(r, "LDSM") << " LDGSTS=" << sass_count(r, "LDGSTS") << "\n";
+      });
 }
 
 GemmProblem as_kn(GemmProblem p) {
@@ -161,10 +142,10 @@ TEST(MmaSync, KnIssuesAsManyLdmatrixAndMmaAsNk) {
     const ResourceReport nk = make_report(*outcomes[i].binary, t, specs[i].config.threads(), 0);
     const ResourceReport kn = make_report(*outcomes[i + 1].binary, t, specs[i + 1].config.threads(), 0);
     if (!nk.sass_available) GTEST_SKIP() << "no SASS disassembler";
-    EXPECT_EQ(mix(kn, "LDSM"), mix(nk, "LDSM")) << specs[i + 1].name();
-    EXPECT_EQ(mix(kn, "IMMA"), mix(nk, "IMMA")) << specs[i + 1].name();
+    EXPECT_EQ(sass_count(kn, "LDSM"), sass_count(nk, "LDSM")) << specs[i + 1].name();
+    EXPECT_EQ(sass_count(kn, "IMMA"), sass_count(nk, "IMMA")) << specs[i + 1].name();
     std::cout << specs[i + 1].name() << ": " << kn.registers << " regs (nk " << nk.registers
-              << "), LDSM " << mix(kn, "LDSM") << ", IMMA " << mix(kn, "IMMA") << ", PRMT "
-              << mix(kn, "PRMT") << " (nk " << mix(nk, "PRMT") << ")\n";
+              << "), LDSM " << sass_count(kn, "LDSM") << ", IMMA " << sass_count(kn, "IMMA") << ", PRMT "
+              << sass_count(kn, "PRMT") << " (nk " << sass_count(nk, "PRMT") << ")\n";
   }
 }

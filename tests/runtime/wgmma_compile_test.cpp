@@ -12,6 +12,7 @@
 #include "generator/generator.hpp"
 #include "runtime/compiler.hpp"
 #include "runtime/report.hpp"
+#include "tests/runtime/tensor_kernel_checks.hpp"
 
 using namespace i8g;
 
@@ -25,43 +26,24 @@ Target hopper() {
   return t;
 }
 
-int mix(const ResourceReport& r, const char* op) {
-  auto it = r.instruction_mix.find(op);
-  return it == r.instruction_mix.end() ? 0 : it->second;
-}
+using test::sass_count;
 
 void compile_and_check(const std::vector<KernelSpec>& specs, bool print) {
-  const Target t = hopper();
-  std::vector<Source> sources;
-  for (const KernelSpec& s : specs) sources.push_back(emit(s));
-  const auto outcomes = compile_all(*make_compiler(t), sources, t, 0);
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const KernelSpec& spec = specs[i];
-    ASSERT_TRUE(outcomes[i].binary) << spec.name() << ": " << outcomes[i].error;
-    const LaunchShape shape = launch_shape(spec, 1);
-    const ResourceReport r = make_report(*outcomes[i].binary, t, int(shape.block[0]), int(shape.dynamic_smem));
-    EXPECT_GT(r.registers, 0) << spec.name();
-    EXPECT_EQ(r.spill_store_bytes, 0) << spec.name();
-    EXPECT_EQ(r.spill_load_bytes, 0) << spec.name();
-    EXPECT_EQ(r.stack_frame_bytes, 0) << spec.name();
-    EXPECT_TRUE(r.consistent) << spec.name();
-    EXPECT_EQ(r.static_smem_bytes, 0) << spec.name() << ": the stage ring is dynamic";
-    EXPECT_GT(r.blocks_per_sm, 0) << spec.name();
-    // ptxas warns when it must serialize wgmma (e.g. accumulators it cannot keep in place).
-    EXPECT_EQ(outcomes[i].binary->log.find("serialized"), std::string::npos) << spec.name() << ":\n"
-                                                                            << outcomes[i].binary->log;
-    EXPECT_EQ(outcomes[i].binary->log.find("Performance Loss"), std::string::npos) << outcomes[i].binary->log;
-    if (r.sass_available) {
-      EXPECT_GT(mix(r, "IGMMA"), 0) << spec.name() << " has no warpgroup MMA (IGMMA) in its SASS";
-      EXPECT_EQ(mix(r, "IMMA"), 0) << spec.name() << " fell back to mma.sync";
-      EXPECT_GT(mix(r, "LDGSTS"), 0) << spec.name() << " has no cp.async (LDGSTS) in its SASS";
-      EXPECT_EQ(mix(r, "LDL") + mix(r, "STL"), 0) << spec.name() << " touches local memory";
-    }
-    if (print)
-      std::cout << spec.name() << ": " << r.registers << " regs, " << shape.dynamic_smem << " B smem, "
-                << r.blocks_per_sm << " blocks/SM, IGMMA=" << mix(r, "IGMMA") << " LDGSTS="
-                << mix(r, "LDGSTS") << " WARPSYNC=" << mix(r, "WARPSYNC") << "\n";
-  }
+  test::compile_tensor_kernels(
+      hopper(), specs,
+      [&](const KernelSpec& spec, const CompileOutcome& o, const ResourceReport& r, const LaunchShape& shape) {
+        // ptxas warns when it must serialize wgmma (e.g. accumulators it cannot keep in place).
+        EXPECT_EQ(o.binary->log.find("serialized"), std::string::npos) << spec.name() << ":\n" << o.binary->log;
+        EXPECT_EQ(o.binary->log.find("Performance Loss"), std::string::npos) << o.binary->log;
+        if (r.sass_available) {
+          EXPECT_GT(sass_count(r, "IGMMA"), 0) << spec.name() << " has no warpgroup MMA (IGMMA) in its SASS";
+          EXPECT_EQ(sass_count(r, "IMMA"), 0) << spec.name() << " fell back to mma.sync";
+        }
+        if (print)
+          std::cout << spec.name() << ": " << r.registers << " regs, " << shape.dynamic_smem << " B smem, "
+                    << r.blocks_per_sm << " blocks/SM, IGMMA=" << sass_count(r, "IGMMA") << " LDGSTS="
+                    << sass_count(r, "LDGSTS") << " WARPSYNC=" << sass_count(r, "WARPSYNC") << "\n";
+      });
 }
 
 }  // namespace
