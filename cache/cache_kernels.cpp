@@ -7,7 +7,7 @@
 #include <regex>
 
 #include "cache/cache_impl.hpp"
-#include "generator/error.hpp"
+#include "core/error.hpp"
 
 namespace i8g::cache {
 namespace {
@@ -29,7 +29,7 @@ std::vector<std::string> parse_options(const std::string& text, int64_t id) {
   try {
     return nlohmann::json::parse(text).get<std::vector<std::string>>();
   } catch (const std::exception& e) {
-    throw Error("i8g::cache::Cache", "kernel id " + std::to_string(id) + ": bad options: " + e.what());
+    throw Error(ErrorKind::cache, "i8g::cache::Cache", "kernel id " + std::to_string(id) + ": bad options: " + e.what());
   }
 }
 
@@ -73,13 +73,13 @@ bool binary_intact(const StoredKernel& k) {
   return sha256_hex(k.binary.data(), k.binary.size()) == k.binary_sha256 && is_device_code(k.binary);
 }
 
-// Callers (the JIT) recognise "fails its content check" and compile the kernel afresh.
+// A corrupt_entry Error: callers (the JIT) compile such a kernel afresh.
 StoredKernel checked(StoredKernel k, const std::string& path) {
   std::string why;
   if (sha256_hex(k.binary.data(), k.binary.size()) != k.binary_sha256) why = "sha256 mismatch";
   else if (!is_device_code(k.binary, &why)) why = "not device code: " + why;
   if (!why.empty())
-    throw Error("i8g::cache::Cache::get_kernel",
+    throw Error(ErrorKind::corrupt_entry, "i8g::cache::Cache::get_kernel",
                 "cache file " + path + ": kernel id " + std::to_string(k.id) + " (" + k.key.name +
                     ") fails its content check (" + why + "); run the audit");
   return k;
@@ -143,7 +143,7 @@ std::string sha256_hex(const void* data, size_t size) {
   unsigned int len = 0;
   static const char empty = 0;
   if (EVP_Digest(size ? data : &empty, size, md, &len, EVP_sha256(), nullptr) != 1)
-    throw Error("EVP_Digest", "sha256 failed");
+    throw Error(ErrorKind::cache, "EVP_Digest", "sha256 failed");
   static const char* hex = "0123456789abcdef";
   std::string out(size_t(len) * 2, '0');
   for (unsigned i = 0; i < len; ++i) {
@@ -157,12 +157,12 @@ int64_t Cache::put_kernel(const StoredKernel& k) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::put_kernel");
   if (k.key.name.empty() || k.key.arch.empty())
-    throw Error("i8g::cache::Cache::put_kernel", "kernel key needs a name and an arch");
+    throw Error(ErrorKind::cache, "i8g::cache::Cache::put_kernel", "kernel key needs a name and an arch");
   if (sha256_hex(k.binary.data(), k.binary.size()) != k.binary_sha256)
-    throw Error("i8g::cache::Cache::put_kernel",
+    throw Error(ErrorKind::cache, "i8g::cache::Cache::put_kernel",
                 "kernel " + k.key.name + ": binary_sha256 does not match the binary; not stored");
   if (std::string why; !is_device_code(k.binary, &why))
-    throw Error("i8g::cache::Cache::put_kernel",
+    throw Error(ErrorKind::cache, "i8g::cache::Cache::put_kernel",
                 "kernel " + k.key.name + ": refused: the binary is " + why + "; the cache stores GPU device code only");  int64_t created_at = k.created_at ? k.created_at : now_unix();
   sql::Db& db = *impl_->db;
   sql::WriteTxn txn(db);
@@ -208,7 +208,7 @@ std::vector<StoredKernel> Cache::list_kernels(const ListFilter& f) {
   try {
     if (!f.name_regex.empty()) re.emplace(f.name_regex, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
-    throw Error("i8g::cache::Cache::list_kernels", "bad name regex '" + f.name_regex + "': " + e.what());
+    throw Error(ErrorKind::cache, "i8g::cache::Cache::list_kernels", "bad name regex '" + f.name_regex + "': " + e.what());
   }
   std::lock_guard<std::mutex> lock(impl_->mu);
   std::vector<StoredKernel> out;

@@ -12,7 +12,7 @@
 #include <random>
 
 #include "cache/cache_impl.hpp"
-#include "generator/error.hpp"
+#include "core/error.hpp"
 
 namespace i8g::cache {
 namespace {
@@ -104,7 +104,7 @@ PRAGMA user_version = 1;
 static_assert(kApplicationId == 1765304165, "the schema text spells the application id");
 
 [[noreturn]] void fail_open(const std::string& path, const std::string& why) {
-  throw Error("i8g::cache::Cache", "cache file " + path + " " + why);
+  throw Error(ErrorKind::cache, "i8g::cache::Cache", "cache file " + path + " " + why);
 }
 
 std::string errno_text() { return std::strerror(errno); }
@@ -213,7 +213,7 @@ void create_new(const std::string& path) {
 }  // namespace
 
 void require_writable(Cache::Mode mode, const std::string& path, const char* where) {
-  if (mode != Cache::Mode::read_write) throw Error(where, "cache file " + path + " is open read-only");
+  if (mode != Cache::Mode::read_write) throw Error(ErrorKind::cache, where, "cache file " + path + " is open read-only");
 }
 
 std::string Cache::default_path() {
@@ -224,12 +224,12 @@ std::string Cache::default_path() {
   if (auto p = env("I8GEMM_CACHE"); !p.empty()) return p;
   if (auto x = env("XDG_CACHE_HOME"); !x.empty() && x[0] == '/') return x + "/i8gemm/cache.sqlite";
   if (auto h = env("HOME"); !h.empty()) return h + "/.cache/i8gemm/cache.sqlite";
-  throw Error("i8g::cache::Cache::default_path",
+  throw Error(ErrorKind::cache, "i8g::cache::Cache::default_path",
               "no cache location: set I8GEMM_CACHE, XDG_CACHE_HOME or HOME");
 }
 
 Cache::Cache(const std::string& path, Mode mode) : impl_(std::make_unique<Impl>()) {
-  if (path.empty()) throw Error("i8g::cache::Cache", "empty cache file path");
+  if (path.empty()) throw Error(ErrorKind::cache, "i8g::cache::Cache", "empty cache file path");
   impl_->path = path;
   impl_->mode = mode;
   struct stat st;

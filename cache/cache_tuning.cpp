@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "cache/cache_impl.hpp"
-#include "generator/error.hpp"
+#include "core/error.hpp"
 
 namespace i8g::cache {
 namespace {
@@ -97,7 +97,7 @@ void Cache::put_timings(const std::vector<Timing>& ts) {
   require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::put_timings");
   for (const Timing& t : ts)
     if (t.status != "ok" && t.status != "rejected" && t.status != "failed")
-      throw Error("i8g::cache::Cache::put_timings",
+      throw Error(ErrorKind::cache, "i8g::cache::Cache::put_timings",
                   "timing of " + t.candidate + ": status '" + t.status + "' is not ok/rejected/failed");
   if (ts.empty()) return;
   int64_t now = now_unix();
@@ -205,7 +205,7 @@ constexpr const char* kStaleWinners =
 void require_current(const Current& c, const char* where) {
   // An empty current value would match nothing and wipe the whole cache: refuse it.
   if (c.compiler_version.empty() || c.generator_hash.empty())
-    throw Error(where, "needs the current compiler version and generator hash");
+    throw Error(ErrorKind::cache, where, "needs the current compiler version and generator hash");
 }
 
 // Runs `verb` (DELETE or SELECT count(*)) over each table's stale rows.

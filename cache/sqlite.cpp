@@ -6,7 +6,7 @@
 #include <random>
 #include <thread>
 
-#include "generator/error.hpp"
+#include "core/error.hpp"
 
 namespace i8g::cache::sql {
 namespace {
@@ -34,7 +34,7 @@ Db::Db(const std::string& path, int flags) : path_(path) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);
     db_ = nullptr;
-    throw Error("sqlite3_open_v2", "cache file " + path + ": " + msg);
+    throw Error(ErrorKind::cache, "sqlite3_open_v2", "cache file " + path + ": " + msg);
   }
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, kBusyTimeoutMs);
@@ -45,7 +45,7 @@ Db::~Db() { sqlite3_close_v2(db_); }
 void Db::fail(int rc, const char* where) const {
   std::string msg = sqlite3_errstr(rc);
   if (db_ && sqlite3_extended_errcode(db_) == rc) msg = sqlite3_errmsg(db_);
-  throw Error(where, "cache file " + path_ + ": " + msg);
+  throw Error(ErrorKind::cache, where, "cache file " + path_ + ": " + msg);
 }
 
 void Db::check(int rc, const char* where) const {

@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "fuzz/fuzz_support.hpp"
-#include "runtime/amd_code_object.hpp"
-#include "runtime/msgpack.hpp"
+#include "runtime/compile/amd_code_object.hpp"
+#include "runtime/compile/msgpack.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace i8g;

@@ -7,7 +7,7 @@
 
 #include "fuzz/fuzz_support.hpp"
 #include "i8gemm/i8gemm.h"
-#include "runtime/capi_args.hpp"
+#include "runtime/capi/capi_args.hpp"
 
 extern "C" const char* i8g_fuzz_status_string_from_c(int status);  // c_caller.c
 

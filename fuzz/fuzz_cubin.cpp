@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_support.hpp"
-#include "runtime/cubin_elf.hpp"
+#include "runtime/report/cubin_elf.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A copy of exactly `size` bytes, so ASan sees any read past the end of the image.

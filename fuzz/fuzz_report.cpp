@@ -2,7 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz/fuzz_support.hpp"
-#include "runtime/report.hpp"
+#include "runtime/report/report.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);

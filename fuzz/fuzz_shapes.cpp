@@ -2,7 +2,7 @@
 #include <cstdlib>
 
 #include "fuzz/fuzz_support.hpp"
-#include "generator/shapes.hpp"
+#include "tools/shapes.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace i8g;

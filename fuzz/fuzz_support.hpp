@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "generator/error.hpp"
+#include "core/error.hpp"
 
 namespace i8g::fuzz {
 

@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "generator/generator.hpp"
-#include "runtime/compiler.hpp"
-#include "runtime/report.hpp"
+#include "runtime/compile/compiler.hpp"
+#include "runtime/report/report.hpp"
 
 namespace fs = std::filesystem;
 using namespace i8g;

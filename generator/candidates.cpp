@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "generator/error.hpp"
+#include "core/error.hpp"
 #include "generator/families.hpp"
 #include "generator/generator.hpp"
 #include "generator/rules.hpp"

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "generator/error.hpp"
+#include "core/error.hpp"
 #include "generator/families.hpp"
 #include "generator/generator.hpp"
 #include "templates/mma_frag.h"

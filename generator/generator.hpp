@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "generator/embedded.hpp"
+#include "core/embedded.hpp"
 #include "generator/types.hpp"
 
 namespace i8g {

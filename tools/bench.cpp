@@ -10,13 +10,13 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "generator/error.hpp"
+#include "core/error.hpp"
 #include "generator/generator.hpp"
-#include "runtime/cublaslt.hpp"
-#include "runtime/device_buffer.hpp"
-#include "runtime/engine.hpp"
-#include "runtime/operands.hpp"
-#include "runtime/timing.hpp"
+#include "runtime/gpu/cublaslt.hpp"
+#include "runtime/gpu/device_buffer.hpp"
+#include "runtime/serve/engine.hpp"
+#include "runtime/tune/operands.hpp"
+#include "runtime/gpu/timing.hpp"
 #include "tools/cli.hpp"
 
 namespace i8g::cli {

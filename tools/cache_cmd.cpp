@@ -13,8 +13,8 @@
 #include <memory>
 
 #include "cache/cache.hpp"
-#include "generator/embedded.hpp"
-#include "generator/error.hpp"
+#include "core/embedded.hpp"
+#include "core/error.hpp"
 #include "tools/cli.hpp"
 
 namespace i8g::cli {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "generator/shapes.hpp"
+#include "tools/shapes.hpp"
 #include "generator/types.hpp"
 
 namespace i8g::cli {

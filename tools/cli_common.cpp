@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "cache/cache.hpp"
-#include "generator/error.hpp"
-#include "runtime/compiler.hpp"
+#include "core/error.hpp"
+#include "runtime/compile/compiler.hpp"
 #include "tools/cli.hpp"
 
 namespace i8g::cli {

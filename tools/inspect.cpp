@@ -11,11 +11,11 @@
 #include <tuple>
 
 #include "cache/cache.hpp"
-#include "generator/embedded.hpp"
-#include "generator/error.hpp"
+#include "core/embedded.hpp"
+#include "core/error.hpp"
 #include "generator/types.hpp"
-#include "runtime/compiler.hpp"
-#include "runtime/report.hpp"
+#include "runtime/compile/compiler.hpp"
+#include "runtime/report/report.hpp"
 #include "tools/cli.hpp"
 
 namespace i8g::cli {

@@ -6,7 +6,7 @@
 #include <csignal>
 #include <cstdio>
 
-#include "generator/error.hpp"
+#include "core/error.hpp"
 #include "tools/cli.hpp"
 
 namespace {

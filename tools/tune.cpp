@@ -5,11 +5,11 @@
 #include <regex>
 
 #include "cache/cache.hpp"
-#include "generator/error.hpp"
+#include "core/error.hpp"
 #include "generator/generator.hpp"
-#include "runtime/autotune.hpp"
-#include "runtime/engine.hpp"
-#include "runtime/jit.hpp"
+#include "runtime/tune/autotune.hpp"
+#include "runtime/serve/engine.hpp"
+#include "runtime/serve/jit.hpp"
 #include "tools/cli.hpp"
 
 namespace i8g::cli {

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "i8gemm/i8gemm.h"
-#include "runtime/capi_args.hpp"
-#include "runtime/cuda_driver.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/capi/capi_args.hpp"
+#include "runtime/gpu/cuda_driver.hpp"
+#include "runtime/serve/engine.hpp"
 
 struct i8gemm_context {
   std::unique_ptr<i8g::Engine> engine;
@@ -34,16 +34,8 @@ i8gemm_status guarded(F&& f) {
   try {
     f();
     return ok();
-  } catch (const i8g::ApiError& e) {
-    return fail(static_cast<i8gemm_status>(e.status()), e.what());
-  } catch (const i8g::DeviceOutOfMemory& e) {
-    return fail(I8GEMM_ERROR_OUT_OF_MEMORY, e.what());
   } catch (const i8g::Error& e) {
-    // The cache layer names its failing call "sqlite3_*" or "i8g::cache::*".
-    if (e.where().rfind("sqlite3", 0) == 0 || e.where().rfind("i8g::cache", 0) == 0)
-      return fail(I8GEMM_ERROR_CACHE, e.what());
-    const bool cuda = e.where().rfind("cu", 0) == 0 || e.where() == "cuda";
-    return fail(cuda ? I8GEMM_ERROR_CUDA : I8GEMM_ERROR_INTERNAL, e.what());
+    return fail(i8g::status_for(e.kind()), e.what());
   } catch (const std::bad_alloc&) {
     return fail(I8GEMM_ERROR_INTERNAL, "out of host memory");
   } catch (const std::exception& e) {
@@ -54,7 +46,7 @@ i8gemm_status guarded(F&& f) {
 }
 
 i8g::Engine& engine_of(i8gemm_context* ctx, const char* where) {
-  if (!ctx || !ctx->engine) throw i8g::ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, where, "context is null");
+  if (!ctx || !ctx->engine) throw i8g::Error(i8g::ErrorKind::invalid_argument, where, "context is null");
   return *ctx->engine;
 }
 
@@ -64,7 +56,7 @@ extern "C" {
 
 i8gemm_status i8gemm_create(int device, const char* cache_path, i8gemm_context** out) {
   return guarded([&] {
-    if (!out) throw i8g::ApiError(I8GEMM_ERROR_INVALID_ARGUMENT, "i8gemm_create", "out is null");
+    if (!out) throw i8g::Error(i8g::ErrorKind::invalid_argument, "i8gemm_create", "out is null");
     *out = nullptr;
     auto ctx = std::make_unique<i8gemm_context>();
     ctx->engine = std::make_unique<i8g::Engine>(device, cache_path ? cache_path : "");

@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "generator/error.hpp"
+#include "core/error.hpp"
 #include "generator/generator.hpp"
 
 using namespace i8g;

@@ -6,7 +6,7 @@
 #include <set>
 #include <vector>
 
-#include "generator/error.hpp"
+#include "core/error.hpp"
 #include "generator/generator.hpp"
 #include "templates/mfma_layout.h"
 

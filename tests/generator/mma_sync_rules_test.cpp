@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "generator/error.hpp"
+#include "core/error.hpp"
 #include "generator/generator.hpp"
 
 using namespace i8g;

@@ -3,7 +3,7 @@
 // candidates and the untuned default do not change with the flag.
 #include <gtest/gtest.h>
 
-#include "generator/error.hpp"
+#include "core/error.hpp"
 #include "generator/generator.hpp"
 
 using namespace i8g;

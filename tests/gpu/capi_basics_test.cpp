@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "i8gemm/i8gemm.h"
-#include "runtime/cuda_driver.hpp"
+#include "runtime/gpu/cuda_driver.hpp"
 
 namespace {
 

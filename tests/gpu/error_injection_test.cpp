@@ -18,9 +18,9 @@
 #include <thread>
 
 #include "cache/cache.hpp"
-#include "runtime/compiler.hpp"
-#include "runtime/cublaslt.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/compile/compiler.hpp"
+#include "runtime/gpu/cublaslt.hpp"
+#include "runtime/serve/engine.hpp"
 #include "tests/gpu/gpu_support.hpp"
 #include "tests/support/files.hpp"
 #include "tests/gpu/quantize_host.hpp"

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "i8gemm/i8gemm.h"
-#include "runtime/cuda_driver.hpp"
-#include "runtime/reference.hpp"
+#include "runtime/gpu/cuda_driver.hpp"
+#include "runtime/tune/reference.hpp"
 
 namespace i8g::gputest {
 

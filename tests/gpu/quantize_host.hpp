@@ -13,7 +13,7 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/reference.hpp"
+#include "runtime/tune/reference.hpp"
 
 namespace i8g::gputest {
 

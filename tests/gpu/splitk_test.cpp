@@ -9,8 +9,8 @@
 #include <memory>
 
 #include "generator/generator.hpp"
-#include "runtime/capi_args.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/capi/capi_args.hpp"
+#include "runtime/serve/engine.hpp"
 #include "tests/gpu/gpu_support.hpp"
 
 namespace i8g::gputest {

@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "runtime/compiler.hpp"
+#include "runtime/compile/compiler.hpp"
 
 namespace i8g::test {
 

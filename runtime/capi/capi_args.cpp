@@ -1,0 +1,112 @@
+#include "runtime/capi/capi_args.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace i8g {
+namespace {
+
+// A C caller may store any int in an enum field, but in C++ loading a value outside the enum's
+// range is undefined behaviour (UBSan: "not a valid value for type"). Enum fields are therefore
+// read as the int they are, never as the enum type.
+template <class E>
+int raw(const E& field) {
+  static_assert(sizeof(E) == sizeof(int), "C enums of this ABI are int-sized");
+  int v;
+  std::memcpy(&v, &field, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+GemmProblem problem_from_c(const i8gemm_problem* p, const char* where) {
+  if (!p) throw Error(ErrorKind::invalid_argument, where, "problem is null");
+  GemmProblem g;
+  g.n = p->n;
+  g.k = p->k;
+  const int layout = raw(p->weight_layout), act = raw(p->act_scale), wscale = raw(p->weight_scale),
+            out = raw(p->out);
+  if (layout != I8GEMM_WEIGHT_NK && layout != I8GEMM_WEIGHT_KN)
+    throw Error(ErrorKind::invalid_argument, where, "weight_layout must be I8GEMM_WEIGHT_NK or _KN");
+  g.layout = layout == I8GEMM_WEIGHT_KN ? WeightLayout::kn : WeightLayout::nk;
+  if (act != I8GEMM_SCALE_PER_TENSOR && act != I8GEMM_SCALE_PER_TOKEN)
+    throw Error(ErrorKind::invalid_argument, where, "act_scale must be PER_TENSOR or PER_TOKEN");
+  g.act_scale = act == I8GEMM_SCALE_PER_TOKEN ? ActScale::per_token : ActScale::per_tensor;
+  if (wscale != I8GEMM_SCALE_PER_TENSOR && wscale != I8GEMM_SCALE_PER_CHANNEL)
+    throw Error(ErrorKind::invalid_argument, where, "weight_scale must be PER_TENSOR or PER_CHANNEL");
+  g.weight_scale = wscale == I8GEMM_SCALE_PER_CHANNEL ? WeightScale::per_channel : WeightScale::per_tensor;
+  switch (out) {
+    case I8GEMM_OUT_BF16: g.out = OutType::bf16; break;
+    case I8GEMM_OUT_F16: g.out = OutType::f16; break;
+    case I8GEMM_OUT_F32: g.out = OutType::f32; break;
+    case I8GEMM_OUT_I32: g.out = OutType::i32; break;
+    default: throw Error(ErrorKind::invalid_argument, where, "out must be one of I8GEMM_OUT_*");
+  }
+  g.bias = p->has_bias != 0;
+  g.asymmetric = p->asymmetric != 0;
+  if (std::string why = g.invalid_reason(); !why.empty())
+    throw Error(ErrorKind::invalid_argument, where, why);
+  return g;
+}
+
+I8gArgs args_from_c(const i8gemm_args* args, const char* where) {
+  if (!args) throw Error(ErrorKind::invalid_argument, where, "args is null");
+  I8gArgs a{};
+  a.x = reinterpret_cast<const signed char*>(args->x);
+  a.w = reinterpret_cast<const signed char*>(args->w);
+  a.x_scale = args->x_scale;
+  a.w_scale = args->w_scale;
+  a.bias = args->bias;
+  a.x_zero_point = args->x_zero_point;
+  a.w_colsum = args->w_colsum;
+  a.out = args->out;
+  a.m = args->m;
+  return a;
+}
+
+QuantizeRequest quantize_request_from_c(const i8gemm_quantize_args* args) {
+  if (!args) throw Error(ErrorKind::invalid_argument, "i8gemm_quantize", "args is null");
+  const int granularity = raw(args->granularity), in_type = raw(args->in_type);
+  if (granularity != I8GEMM_SCALE_PER_TOKEN && granularity != I8GEMM_SCALE_PER_TENSOR)
+    throw Error(ErrorKind::invalid_argument, "i8gemm_quantize",
+                   "granularity must be PER_TOKEN or PER_TENSOR");
+  if (in_type < I8GEMM_IN_BF16 || in_type > I8GEMM_IN_F32)
+    throw Error(ErrorKind::invalid_argument, "i8gemm_quantize", "in_type must be one of I8GEMM_IN_*");
+  // Per token runs one block per row (gridDim.x <= 2^31 - 1); per tensor counts m * k
+  // elements in an int64. Either limit broken would launch a truncated grid or overflow.
+  constexpr int64_t kMaxRows = (int64_t(1) << 31) - 1;
+  if (args->m > kMaxRows || (args->m > 0 && args->k > INT64_MAX / args->m))
+    throw Error(ErrorKind::invalid_argument, "i8gemm_quantize",
+                   fmt::format("m={} k={}: m must be at most 2^31-1 and m*k must fit in 64 bits", args->m, args->k));
+  QuantizeRequest q;
+  q.m = args->m;
+  q.k = args->k;
+  q.in_type = in_type;
+  q.per_token = granularity == I8GEMM_SCALE_PER_TOKEN;
+  q.x = args->x;
+  q.asymmetric = args->asymmetric != 0;
+  q.x_q = args->x_q;
+  q.scale = args->scale;
+  q.zero_point = args->zero_point;
+  return q;
+}
+
+i8gemm_status status_for(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::invalid_argument: return I8GEMM_ERROR_INVALID_ARGUMENT;
+    case ErrorKind::no_device: return I8GEMM_ERROR_NO_DEVICE;
+    case ErrorKind::unsupported: return I8GEMM_ERROR_UNSUPPORTED;
+    case ErrorKind::not_prepared: return I8GEMM_ERROR_NOT_PREPARED;
+    case ErrorKind::compile: return I8GEMM_ERROR_COMPILE;
+    case ErrorKind::cache:
+    case ErrorKind::corrupt_entry: return I8GEMM_ERROR_CACHE;
+    case ErrorKind::cuda: return I8GEMM_ERROR_CUDA;
+    case ErrorKind::out_of_memory: return I8GEMM_ERROR_OUT_OF_MEMORY;
+    case ErrorKind::internal: return I8GEMM_ERROR_INTERNAL;
+  }
+  return I8GEMM_ERROR_INTERNAL;
+}
+
+}  // namespace i8g

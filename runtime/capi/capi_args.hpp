@@ -1,0 +1,18 @@
+// The C ABI's argument structs turned into the engine's types, with every check that needs no
+// device. Pure (no GPU, no files), so it is unit-tested and fuzzed directly (fuzz/).
+#pragma once
+#include "i8gemm/i8gemm.h"
+#include "runtime/serve/engine.hpp"
+
+namespace i8g {
+
+// Throws an invalid_argument Error naming `where` on a null or invalid problem.
+GemmProblem problem_from_c(const i8gemm_problem* p, const char* where);
+// Throws an invalid_argument Error on null args; device pointers are checked later, by the engine.
+I8gArgs args_from_c(const i8gemm_args* args, const char* where);
+QuantizeRequest quantize_request_from_c(const i8gemm_quantize_args* args);
+
+// The C status an Error of `kind` returns: one table, no reading of messages.
+i8gemm_status status_for(ErrorKind kind);
+
+}  // namespace i8g

@@ -1,0 +1,59 @@
+#include "runtime/compile/rocm_libs.hpp"
+
+#ifdef I8G_HAVE_HIP
+#include <dlfcn.h>
+
+#include <string>
+
+#include "core/error.hpp"
+
+namespace i8g {
+namespace {
+
+// The runtime package's soname first, then the path CMake found at configure time.
+void* open_first(const char* soname, const char* configured, std::string& why) {
+  for (const char* name : {soname, configured}) {
+    if (!name || !*name) continue;
+    if (void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return h;
+    why += std::string(dlerror()) + "; ";
+  }
+  return nullptr;
+}
+
+struct Loaded {
+  RocmLibs libs;
+  std::string why;  // empty when loaded
+};
+
+Loaded load() {
+  Loaded l;
+  std::string why;
+  void* hip = open_first("libamdhip64.so.5", I8G_AMDHIP64_PATH, why);
+  void* comgr = open_first("libamd_comgr.so.2", I8G_COMGR_PATH, why);
+  if (!hip || !comgr) {
+    l.why = "hipRTC/comgr not available (install libamdhip64-dev libhiprtc-builtins5 libamd-comgr-dev): " + why;
+    return l;
+  }
+  auto sym = [&](const char* name) -> void* {
+    void* p = dlsym(hip, name);
+    if (!p) p = dlsym(comgr, name);
+    if (!p && l.why.empty()) l.why = std::string("ROCm libraries lack ") + name;
+    return p;
+  };
+#define I8G_ROCM_FN(name) l.libs.name = reinterpret_cast<decltype(l.libs.name)>(sym(#name));
+#include "runtime/compile/rocm_fns.inc"
+#undef I8G_ROCM_FN
+  l.libs.hipRuntimeGetVersion = reinterpret_cast<int (*)(int*)>(sym("hipRuntimeGetVersion"));
+  return l;
+}
+
+}  // namespace
+
+const RocmLibs& rocm_libs() {
+  static const Loaded l = load();
+  if (!l.why.empty()) throw Error("rocm_libs", l.why);
+  return l.libs;
+}
+
+}  // namespace i8g
+#endif

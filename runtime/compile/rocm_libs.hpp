@@ -1,0 +1,22 @@
+// hipRTC and comgr, opened with dlopen only where they are used: inside the AMD backend's
+// helper process, i8gemm_hiprtc_worker. Binaries never link them, so every binary starts on a
+// machine without ROCm (the GPU machine has none), and the caller's process never maps comgr.
+#pragma once
+#ifdef I8G_HAVE_HIP
+#include <amd_comgr.h>
+#include <hip/hiprtc.h>
+
+namespace i8g {
+
+struct RocmLibs {
+#define I8G_ROCM_FN(name) decltype(&::name) name = nullptr;
+#include "runtime/compile/rocm_fns.inc"
+#undef I8G_ROCM_FN
+  int (*hipRuntimeGetVersion)(int*) = nullptr;  // declared by hip_runtime_api.h, not hiprtc.h
+};
+
+// Opens both libraries (once per process) or throws Error saying which is missing.
+const RocmLibs& rocm_libs();
+
+}  // namespace i8g
+#endif

@@ -1,0 +1,479 @@
+#include "runtime/serve/engine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "cache/cache.hpp"
+#include "generator/generator.hpp"
+#include "i8gemm/i8gemm.h"
+#include "runtime/compile/compiler.hpp"
+#include "runtime/gpu/cuda_driver.hpp"
+#include "runtime/gpu/cublaslt.hpp"
+#include "runtime/gpu/device_buffer.hpp"
+#include "runtime/serve/jit.hpp"
+
+namespace i8g {
+
+// ---------------------------------------------------------------------------------------------
+// Loaded modules
+
+struct Engine::Module {
+  CUmodule handle = nullptr;
+  explicit Module(const std::vector<uint8_t>& image) {
+    check_cu(driver().cuModuleLoadData(&handle, image.data()), "cuModuleLoadData");
+  }
+  ~Module() {
+    if (handle) driver().cuModuleUnload(handle);
+  }
+  CUfunction function(const std::string& symbol) const {
+    CUfunction f = nullptr;
+    check_cu(driver().cuModuleGetFunction(&f, handle, symbol.c_str()), "cuModuleGetFunction");
+    return f;
+  }
+};
+
+struct Engine::Loaded {
+  KernelSpec spec;
+  std::unique_ptr<Module> module;
+  CUfunction fn = nullptr;
+};
+
+// A bucket won by cuBLASLt + dequant: descriptors are per M (made on first use, host only).
+struct Engine::LtBucket {
+  int algo = 0;
+  mutable std::mutex mu;
+  mutable std::map<int64_t, std::unique_ptr<LtGemm>> by_m;
+};
+
+struct Engine::Prepared {
+  struct Bucket {
+    int64_t max_m;              // covers m <= max_m
+    const Loaded* kernel;       // or null for a cuBLASLt bucket
+    std::unique_ptr<LtBucket> lt;
+    int* workspace;             // split-K counters + partials of this bucket's kernel, or null
+  };
+  GemmProblem problem;
+  int64_t max_m = 0;
+  std::vector<Bucket> buckets;  // ascending
+  DeviceBuffer acc;             // int32 [max_m, N] for cuBLASLt buckets
+  DeviceBuffer lt_workspace;
+  std::map<const Loaded*, DeviceBuffer> split_workspaces;  // one per split-K kernel, zeroed
+};
+
+namespace {
+
+// The problem part of a lookup key, without the formatting cost on the run path.
+std::string problem_id(const GemmProblem& p) { return p.key(); }
+
+// The untuned default of prepare, with two overrides for tests and debugging (docs/tuning.md):
+// I8GEMM_FAMILY=<family> takes that family's default wherever it has a candidate, and
+// I8GEMM_SPLIT_K=<s> splits an mma_sync default's K s ways wherever that is valid.
+KernelConfig untuned_default(const GemmProblem& p, const Target& t, int64_t m) {
+  KernelConfig c = heuristic_default(p, t, m);
+  if (const char* f = std::getenv("I8GEMM_FAMILY"); f && *f) {
+    const std::optional<Family> fam = parse_family(f);
+    if (!fam)
+      throw Error(ErrorKind::invalid_argument, "i8gemm_prepare",
+                     fmt::format("I8GEMM_FAMILY={} names no kernel family", f));
+    try {
+      c = heuristic_default(p, t, m, *fam);
+    } catch (const Error&) {  // that family cannot run this problem: keep the default
+    }
+  }
+  if (const char* v = std::getenv("I8GEMM_SPLIT_K"); v && *v && c.family == Family::mma_sync) {
+    KernelConfig sc = c;
+    sc.split_k = std::atoi(v);
+    if (invalid_reason(p, sc, t).empty()) c = sc;
+  }
+  return c;
+}
+
+struct CurrentContext {
+  explicit CurrentContext(CUcontext ctx) {
+    CUcontext cur = nullptr;
+    driver().cuCtxGetCurrent(&cur);
+    if (cur != ctx) check_cu(driver().cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+  }
+};
+
+}  // namespace
+
+Engine::Engine(int device, const std::string& cache_path) : dev_(query_device(device)) {
+  check_cu(driver().cuDevicePrimaryCtxRetain(&ctx_, dev_.device), "cuDevicePrimaryCtxRetain");
+  // The creating thread keeps the context current, so its own driver calls (streams, events,
+  // buffers in tools and tests) work without further setup.
+  check_cu(driver().cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
+  cache_path_ = cache_path.empty() ? cache::Cache::default_path() : cache_path;
+}
+
+Engine::~Engine() {
+  if (!ctx_) return;
+  driver().cuCtxSetCurrent(ctx_);
+  prepared_.clear();  // device buffers go while the context is still held
+  retired_.clear();
+  utility_.reset();
+  loaded_.clear();
+  driver().cuDevicePrimaryCtxRelease(dev_.device);
+}
+
+const Engine::Loaded& Engine::load(const KernelSpec& spec, cache::Cache* c) {
+  const std::string name = spec.name();
+  if (auto it = loaded_.find(name); it != loaded_.end()) return *it->second;
+  const std::unique_ptr<Compiler> compiler = make_compiler(dev_.target);
+  cache::StoredKernel k;
+  try {
+    k = fetch_or_compile(c, *compiler, emit(spec), spec, dev_.target);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::compile, "i8gemm_prepare", e.what());
+  }
+  if (k.key.arch != dev_.target.arch)
+    throw Error(ErrorKind::internal, "i8gemm_prepare", "binary arch does not match the device");
+  auto l = std::make_unique<Loaded>();
+  l->spec = spec;
+  l->module = std::make_unique<Module>(k.binary);
+  l->fn = l->module->function(k.lowered_name);
+  const LaunchShape shape = launch_shape(spec, 1);
+  if (shape.dynamic_smem > 48 * 1024)
+    check_cu(driver().cuFuncSetAttribute(l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         int(shape.dynamic_smem)),
+             "cuFuncSetAttribute");
+  return *loaded_.emplace(name, std::move(l)).first->second;
+}
+
+void Engine::ensure_utility(cache::Cache* c) {
+  if (utility_) return;
+  const std::unique_ptr<Compiler> compiler = make_compiler(dev_.target);
+  const cache::StoredKernel k =
+      fetch_or_compile(c, *compiler, emit_utility(dev_.target.arch), std::nullopt, dev_.target);
+  utility_ = std::make_unique<Module>(k.binary);
+}
+
+CUfunction Engine::utility(const char* name) const { return utility_->function(name); }
+
+void Engine::utility_for(CUstream stream, const char* where) {
+  std::unique_lock lock(mu_);
+  if (utility_) return;
+  CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+  driver().cuStreamIsCapturing(stream, &cs);
+  if (cs != CU_STREAM_CAPTURE_STATUS_NONE)
+    throw Error(ErrorKind::not_prepared, where,
+                   "the utility kernels are not loaded and the stream is capturing; call i8gemm_prepare first");
+  CurrentContext cc(ctx_);
+  std::unique_ptr<cache::Cache> c = open_cache_or_warn(cache_path_, cache_warning_);
+  ensure_utility(c.get());
+}
+
+cache::TuneKey tune_key(const DeviceInfo& dev, const std::string& compiler_version,
+                        const GemmProblem& p, int64_t m_bucket) {
+  return {p.key(), m_bucket, dev.target.arch, dev.target.sm_count, dev.name, compiler_version,
+          dev.driver_version, generator_hash()};
+}
+
+void Engine::prepare(const GemmProblem& p, int64_t max_m) {
+  if (std::string why = p.invalid_reason(); !why.empty())
+    throw Error(ErrorKind::invalid_argument, "i8gemm_prepare", why);
+  if (max_m < 1 || max_m > (int64_t(1) << 31))
+    throw Error(ErrorKind::invalid_argument, "i8gemm_prepare",
+                   fmt::format("max_m={} must be in [1, 2^31]", max_m));
+  std::unique_lock lock(mu_);
+  CurrentContext cc(ctx_);
+  const std::string id = problem_id(p);
+  if (auto it = prepared_.find(id); it != prepared_.end() && it->second->max_m >= max_m) return;
+  std::unique_ptr<cache::Cache> c = open_cache_or_warn(cache_path_, cache_warning_);
+  const std::string cv = make_compiler(dev_.target)->version();
+
+  // Tuned winners for this problem on this device and toolchain, by M bucket.
+  std::map<int64_t, cache::Winner> tuned;
+  if (c) {
+    const cache::TuneKey want = tune_key(dev_, cv, p, 0);
+    for (cache::Winner& w : c->list_winners()) {
+      cache::TuneKey k = w.key;
+      k.m_bucket = 0;
+      if (k == want) tuned[w.key.m_bucket] = std::move(w);
+    }
+  }
+  std::vector<int64_t> bounds = m_buckets(max_m);
+  for (const auto& [m, w] : tuned)
+    if (m < max_m) bounds.push_back(m);
+  std::sort(bounds.begin(), bounds.end());
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+
+  auto prep = std::make_unique<Prepared>();
+  prep->problem = p;
+  prep->max_m = max_m;
+  bool any_lt = false;
+  for (int64_t bound : bounds) {
+    Prepared::Bucket b{bound, nullptr, nullptr, nullptr};
+    auto w = tuned.lower_bound(bound);  // the smallest tuned bucket covering this one
+    const std::string lt_prefix = "cublaslt:algo=";
+    if (w != tuned.end() && w->second.candidate.rfind(lt_prefix, 0) == 0) {
+      b.lt = std::make_unique<LtBucket>();
+      b.lt->algo = std::atoi(w->second.candidate.c_str() + lt_prefix.size());
+      any_lt = true;
+    } else {
+      KernelConfig config;
+      try {
+        config = untuned_default(p, dev_.target, bound);
+      } catch (const Error& e) {
+        throw Error(ErrorKind::unsupported, "i8gemm_prepare", e.what());
+      }
+      KernelSpec spec{p, config, dev_.target.arch};
+      if (w != tuned.end()) {
+        try {
+          KernelSpec t = KernelSpec::parse_name(w->second.candidate);
+          if (t.problem == p && t.arch == dev_.target.arch) spec = t;
+        } catch (const Error&) {  // an unreadable winner falls back to the default
+        }
+      }
+      if (launch_shape(spec, max_m).grid[1] > 65535)
+        throw Error(ErrorKind::unsupported, "i8gemm_prepare",
+                       fmt::format("max_m={} needs more than 65535 row blocks", max_m));
+      b.kernel = &load(spec, c.get());
+    }
+    prep->buckets.push_back(std::move(b));
+  }
+  if (any_lt) {
+    prep->acc = DeviceBuffer(size_t(max_m) * size_t(p.n) * 4);
+    prep->lt_workspace = DeviceBuffer(LtGemm::kWorkspaceBytes);
+  }
+  // One workspace per split-K kernel, sized for the largest M it serves: buckets running the
+  // same kernel share it (its tile blocks do not move with M); two kernels never do (mma_frag.h).
+  std::map<const Loaded*, size_t> split_bytes;
+  for (const Prepared::Bucket& b : prep->buckets)
+    if (b.kernel)
+      split_bytes[b.kernel] = std::max(split_bytes[b.kernel],
+                                       workspace_bytes(b.kernel->spec, std::min(b.max_m, max_m)));
+  for (const auto& [kernel, bytes] : split_bytes)
+    if (bytes) prep->split_workspaces.emplace(kernel, zeroed_device_buffer(bytes));
+  for (Prepared::Bucket& b : prep->buckets)
+    if (auto ws = prep->split_workspaces.find(b.kernel); ws != prep->split_workspaces.end())
+      b.workspace = ws->second.get<int>();
+  ensure_utility(c.get());
+  // A wider re-prepare retires the old entry instead of freeing it: work already enqueued, and
+  // graphs captured with its kernels and workspaces, may still use them.
+  if (auto old = prepared_.find(id); old != prepared_.end()) retired_.push_back(std::move(old->second));
+  prepared_[id] = std::move(prep);
+}
+
+Engine::KernelHandle Engine::acquire(const KernelSpec& spec) {
+  std::unique_lock lock(mu_);
+  CurrentContext cc(ctx_);
+  std::unique_ptr<cache::Cache> c = open_cache_or_warn(cache_path_, cache_warning_);
+  ensure_utility(c.get());
+  return &load(spec, c.get());
+}
+
+void Engine::launch(KernelHandle h, const I8gArgs& a, CUstream stream) const {
+  const Loaded& k = *static_cast<const Loaded*>(h);
+  if (k.spec.config.split_k > 1 && !a.workspace)
+    throw Error("Engine::launch", fmt::format("{} splits K and needs a zeroed workspace of its own ({} bytes)",
+                                              k.spec.name(), workspace_bytes(k.spec, a.m)));
+  CurrentContext cc(ctx_);
+  I8gArgs args = a;
+  args.n = k.spec.problem.n;
+  args.k = k.spec.problem.k;
+  const LaunchShape s = launch_shape(k.spec, a.m);
+  void* params[] = {&args};
+  check_cu(driver().cuLaunchKernel(k.fn, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1],
+                                   s.block[2], s.dynamic_smem, stream, params, nullptr),
+           "cuLaunchKernel");
+}
+
+void Engine::dequant(const int32_t* acc, const GemmProblem& p, const I8gArgs& a, CUstream stream) {
+  utility_for(stream, "dequant");
+  launch_dequant(acc, p, a, stream);
+}
+
+void Engine::launch_dequant(const int32_t* acc, const GemmProblem& p, const I8gArgs& a, CUstream stream) const {
+  CurrentContext cc(ctx_);
+  I8gArgs args = a;
+  args.n = p.n;
+  args.k = p.k;
+  int flags = (p.bias ? 1 : 0) | (p.asymmetric ? 2 : 0) | (p.act_scale == ActScale::per_token ? 4 : 0) |
+              (p.weight_scale == WeightScale::per_channel ? 8 : 0);
+  flags |= (p.out == OutType::bf16 ? 0 : p.out == OutType::f16 ? 1 : p.out == OutType::f32 ? 2 : 3) << 4;
+  const long long total = a.m * p.n;
+  const unsigned blocks = unsigned((total + 8 * 256 - 1) / (8 * 256));
+  void* params[] = {&acc, &args, &flags};
+  check_cu(driver().cuLaunchKernel(utility("i8g_dequant"), blocks, 1, 1, 256, 1, 1, 0, stream, params, nullptr),
+           "cuLaunchKernel");
+}
+
+void Engine::run_cublaslt(const Prepared& prep, const LtBucket& lt, const I8gArgs& a, CUstream stream) const {
+  const GemmProblem& p = prep.problem;
+  const LtGemm* g = nullptr;
+  {
+    std::lock_guard guard(lt.mu);
+    auto it = lt.by_m.find(a.m);
+    if (it == lt.by_m.end())
+      it = lt.by_m.emplace(a.m, std::make_unique<LtGemm>(LtGemm::Kind::i8_i32, a.m, p.n, p.k, p.layout)).first;
+    g = it->second.get();
+  }
+  const int algo = lt.algo < g->algo_count() ? lt.algo : 0;
+  g->run(algo, a.x, a.w, prep.acc.get(), prep.lt_workspace.get(), stream);
+  launch_dequant(prep.acc.get<int32_t>(), p, a, stream);  // prepare loaded the utility module
+}
+
+std::string Engine::kernel_for(const GemmProblem& p, int64_t m) const {
+  std::shared_lock lock(mu_);
+  auto it = prepared_.find(problem_id(p));
+  if (it == prepared_.end()) return {};
+  for (const auto& b : it->second->buckets)
+    if (m <= b.max_m) return b.kernel ? b.kernel->spec.name() : fmt::format("cublaslt:algo={}", b.lt->algo);
+  return {};
+}
+
+void Engine::check_stream(CUstream stream, const char* where) const {
+  if (!stream) return;
+  CUcontext c = nullptr;
+  if (driver().cuStreamGetCtx(stream, &c) != CUDA_SUCCESS)
+    throw Error(ErrorKind::invalid_argument, where, "the stream is not a valid CUDA stream");
+  if (c == ctx_) return;
+  // Name the stream's context and its device (error path only: push/pop leaves this thread's
+  // current context as it was).
+  std::string its_device = "an unknown device";
+  CUdevice d = 0;
+  if (driver().cuCtxPushCurrent(c) == CUDA_SUCCESS) {
+    if (driver().cuCtxGetDevice(&d) == CUDA_SUCCESS) its_device = fmt::format("device {}", int(d));
+    CUcontext popped = nullptr;
+    driver().cuCtxPopCurrent(&popped);
+  }
+  throw Error(ErrorKind::invalid_argument, where,
+                 fmt::format("the stream belongs to CUDA context {} on {}, not to the context this i8gemm "
+                             "context uses (device {}'s primary context {}); create the stream in that "
+                             "context",
+                             fmt::ptr(c), its_device, dev_.ordinal, fmt::ptr(ctx_)));
+}
+
+void Engine::check_pointer(const void* p, size_t align, const char* what, const char* where) const {
+  if (!p)
+    throw Error(ErrorKind::invalid_argument, where, fmt::format("{} is null", what));
+  if (reinterpret_cast<uintptr_t>(p) % align != 0)
+    throw Error(ErrorKind::invalid_argument, where,
+                   fmt::format("{} is not {}-byte aligned, as the chosen kernel's loads need", what, align));
+  int ordinal = -1;
+  if (driver().cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                     reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS)
+    throw Error(ErrorKind::invalid_argument, where,
+                   fmt::format("{} is not a CUDA device pointer", what));
+  if (ordinal != dev_.ordinal)
+    throw Error(ErrorKind::invalid_argument, where,
+                   fmt::format("{} lives on device {}, the context is on device {}", what, ordinal,
+                               dev_.ordinal));
+}
+
+void Engine::run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const {
+  std::shared_lock lock(mu_);
+  auto it = prepared_.find(problem_id(p));
+  if (it == prepared_.end()) {
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    driver().cuStreamIsCapturing(stream, &cs);
+    throw Error(ErrorKind::not_prepared, "i8gemm_run",
+                   fmt::format("problem {} was not prepared{}; call i8gemm_prepare first, before any "
+                               "graph capture", p.key(),
+                               cs == CU_STREAM_CAPTURE_STATUS_ACTIVE ? " (the stream is capturing)" : ""));
+  }
+  const Prepared& prep = *it->second;
+  if (a.m < 0 || a.m > prep.max_m)
+    throw Error(ErrorKind::invalid_argument, "i8gemm_run",
+                   fmt::format("m={} is outside [0, {}] (the max_m it was prepared for)", a.m, prep.max_m));
+  if (a.m == 0) return;
+  const Prepared::Bucket* bucket = nullptr;
+  for (const auto& b : prep.buckets)
+    if (a.m <= b.max_m) { bucket = &b; break; }
+  const Loaded* k = bucket->kernel;
+  const int vec = k ? required_alignment(k->spec.config) : 16;
+  check_stream(stream, "i8gemm_run");
+  check_pointer(a.x, size_t(vec), "x", "i8gemm_run");
+  check_pointer(a.w, size_t(vec), "w", "i8gemm_run");
+  check_pointer(a.out, p.out == OutType::bf16 || p.out == OutType::f16 ? 2 : 4, "out", "i8gemm_run");
+  if (p.out != OutType::i32) {
+    check_pointer(a.x_scale, 4, "x_scale", "i8gemm_run");
+    check_pointer(a.w_scale, 4, "w_scale", "i8gemm_run");
+  }
+  if (p.bias) check_pointer(a.bias, 4, "bias", "i8gemm_run");
+  if (p.asymmetric) {
+    check_pointer(a.x_zero_point, 4, "x_zero_point", "i8gemm_run");
+    check_pointer(a.w_colsum, 4, "w_colsum", "i8gemm_run");
+  }
+  CurrentContext cc(ctx_);
+  if (!k) return run_cublaslt(prep, *bucket->lt, a, stream);
+  I8gArgs args = a;
+  args.n = p.n;
+  args.k = p.k;
+  args.workspace = bucket->workspace;
+  const LaunchShape s = launch_shape(k->spec, a.m);
+  void* params[] = {&args};
+  check_cu(driver().cuLaunchKernel(k->fn, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1],
+                                   s.block[2], s.dynamic_smem, stream, params, nullptr),
+           "cuLaunchKernel");
+}
+
+void Engine::weight_colsum(const GemmProblem& p, const int8_t* w, int32_t* colsum, CUstream stream) {
+  if (std::string why = p.invalid_reason(); !why.empty())
+    throw Error(ErrorKind::invalid_argument, "i8gemm_weight_colsum", why);
+  utility_for(stream, "i8gemm_weight_colsum");
+  check_stream(stream, "i8gemm_weight_colsum");
+  check_pointer(w, 1, "w", "i8gemm_weight_colsum");
+  check_pointer(colsum, 4, "colsum", "i8gemm_weight_colsum");
+  CurrentContext cc(ctx_);
+  long long n = p.n, k = p.k;
+  void* params[] = {&w, &colsum, &n, &k};
+  const bool nk = p.layout == WeightLayout::nk;
+  const unsigned blocks = unsigned(nk ? (p.n + 7) / 8 : (p.n + 255) / 256);
+  check_cu(driver().cuLaunchKernel(utility(nk ? "i8g_colsum_nk" : "i8g_colsum_kn"), blocks, 1, 1,
+                                   256, 1, 1, 0, stream, params, nullptr),
+           "cuLaunchKernel");
+}
+
+void Engine::quantize(const QuantizeRequest& q, CUstream stream) {
+  if (q.m < 0 || q.k <= 0 || q.in_type < 0 || q.in_type > 2)
+    throw Error(ErrorKind::invalid_argument, "i8gemm_quantize",
+                   fmt::format("bad quantize arguments (m={}, k={}, in_type={})", q.m, q.k, q.in_type));
+  utility_for(stream, "i8gemm_quantize");
+  if (q.m == 0) return;
+  check_stream(stream, "i8gemm_quantize");
+  const size_t in_size = q.in_type == 2 ? 4 : 2;
+  check_pointer(q.x, in_size, "x", "i8gemm_quantize");
+  check_pointer(q.x_q, 1, "x_q", "i8gemm_quantize");
+  check_pointer(q.scale, 4, "scale", "i8gemm_quantize");
+  if (q.asymmetric) check_pointer(q.zero_point, 4, "zero_point", "i8gemm_quantize");
+  CurrentContext cc(ctx_);
+  static const char* kIn[] = {"bf16", "f16", "f32"};
+  const std::string suffix = fmt::format("{}_{}", kIn[q.in_type], q.asymmetric ? "asym" : "sym");
+  const void* x = q.x;
+  int8_t* xq = q.x_q;
+  float* scale = q.scale;
+  int32_t* zp = q.zero_point;
+  long long k = q.k;
+  if (q.per_token) {
+    void* params[] = {&x, &xq, &scale, &zp, &k};
+    check_cu(driver().cuLaunchKernel(utility(("i8g_quantize_rows_" + suffix).c_str()), unsigned(q.m), 1, 1,
+                                     256, 1, 1, 0, stream, params, nullptr),
+             "cuLaunchKernel");
+    return;
+  }
+  long long total = q.m * q.k;
+  const unsigned blocks = unsigned(std::min<long long>((total + 255) / 256, 4L * dev_.target.sm_count * 8));
+  check_cu(driver().cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(scale), 0u, 1, stream), "cuMemsetD32Async");
+  if (q.asymmetric)
+    check_cu(driver().cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(zp), 0xffffffffu, 1, stream),
+             "cuMemsetD32Async");
+  void* range_params[] = {&x, &scale, &zp, &total};
+  check_cu(driver().cuLaunchKernel(utility(("i8g_range_" + suffix).c_str()), blocks, 1, 1, 256, 1, 1, 0,
+                                   stream, range_params, nullptr),
+           "cuLaunchKernel");
+  void* fin_params[] = {&scale, &zp, &scale, &zp};
+  check_cu(driver().cuLaunchKernel(utility(q.asymmetric ? "i8g_finalize_range_asym" : "i8g_finalize_range_sym"),
+                                   1, 1, 1, 1, 1, 1, 0, stream, fin_params, nullptr),
+           "cuLaunchKernel");
+  void* quant_params[] = {&x, &xq, &scale, &zp, &total};
+  check_cu(driver().cuLaunchKernel(utility(("i8g_quantize_tensor_" + suffix).c_str()), blocks, 1, 1, 256, 1, 1,
+                                   0, stream, quant_params, nullptr),
+           "cuLaunchKernel");
+}
+
+}  // namespace i8g

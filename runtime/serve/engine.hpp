@@ -1,0 +1,89 @@
+// The engine behind the C ABI: one device, its loaded kernels, prepare and the run path.
+// Prepare does all compiling, loading and allocating; run is a table lookup, argument checks
+// and one asynchronous launch on the caller's stream.
+#pragma once
+#include <cuda.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "cache/cache.hpp"
+#include "core/error.hpp"
+#include "runtime/gpu/device.hpp"
+#include "generator/types.hpp"
+#include "templates/i8g_args.h"
+
+namespace i8g {
+
+// The tuning key of `p` at `m_bucket` on this device and toolchain.
+cache::TuneKey tune_key(const DeviceInfo& dev, const std::string& compiler_version,
+                        const GemmProblem& p, int64_t m_bucket);
+
+struct QuantizeRequest {
+  int64_t m = 0, k = 0;
+  int in_type = 0;  // 0 bf16, 1 f16, 2 f32
+  const void* x = nullptr;
+  bool per_token = true;
+  bool asymmetric = false;
+  int8_t* x_q = nullptr;
+  float* scale = nullptr;
+  int32_t* zero_point = nullptr;
+};
+
+class Engine {
+ public:
+  Engine(int device, const std::string& cache_path);  // cache_path empty: the default
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const DeviceInfo& device() const { return dev_; }
+  void prepare(const GemmProblem& p, int64_t max_m);
+  void run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const;
+  void weight_colsum(const GemmProblem& p, const int8_t* w, int32_t* colsum, CUstream stream);
+  void quantize(const QuantizeRequest& q, CUstream stream);
+  // The kernel name run() would launch for m rows (for tests and `bench`), or "" if unprepared.
+  // A bucket won by the cuBLASLt baseline reads "cublaslt:algo=<i>".
+  std::string kernel_for(const GemmProblem& p, int64_t m) const;
+
+  // For the autotuner, bench and tests, at prepare time: load one kernel (cache or JIT) and
+  // launch it without the run path's checks. Handles live as long as the engine.
+  using KernelHandle = const void*;
+  KernelHandle acquire(const KernelSpec& spec);
+  void launch(KernelHandle k, const I8gArgs& a, CUstream stream) const;
+  // out = epilogue(acc) with the utility dequant kernel (the cuBLASLt baseline's second step).
+  void dequant(const int32_t* acc, const GemmProblem& p, const I8gArgs& a, CUstream stream);
+  const std::string& cache_path() const { return cache_path_; }
+  CUcontext context() const { return ctx_; }
+
+ private:
+  struct Module;
+  struct Loaded;
+  struct Prepared;
+  struct LtBucket;
+  void run_cublaslt(const Prepared& prep, const LtBucket& lt, const I8gArgs& a, CUstream stream) const;
+  const Loaded& load(const KernelSpec& spec, cache::Cache* c);  // cache or JIT; caller holds mu_
+  void ensure_utility(cache::Cache* c);                         // caller holds mu_
+  CUfunction utility(const char* name) const;
+  // Loads the utility module if needed (never while `stream` is capturing).
+  void utility_for(CUstream stream, const char* where);
+  void launch_dequant(const int32_t* acc, const GemmProblem& p, const I8gArgs& a, CUstream stream) const;
+  void check_stream(CUstream stream, const char* where) const;
+  void check_pointer(const void* p, size_t align, const char* what, const char* where) const;
+
+  DeviceInfo dev_;
+  CUcontext ctx_ = nullptr;
+  std::string cache_path_;
+  std::string cache_warning_;
+  mutable std::shared_mutex mu_;
+  std::map<std::string, std::unique_ptr<Loaded>> loaded_;      // by kernel name
+  std::map<std::string, std::unique_ptr<Prepared>> prepared_;  // by problem key
+  std::vector<std::unique_ptr<Prepared>> retired_;             // replaced, kept until destruction
+  std::unique_ptr<Module> utility_;
+};
+
+}  // namespace i8g

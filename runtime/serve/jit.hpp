@@ -1,0 +1,49 @@
+// Emit -> compile -> report -> store, for a batch of kernels. Used by `i8gemm tune` and by
+// prepare (which compiles what the cache lacks). Nothing here touches a GPU.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cache/cache.hpp"
+#include "generator/types.hpp"
+#include "runtime/compile/compiler.hpp"
+
+namespace i8g {
+
+struct JitOutcome {
+  KernelSpec spec;
+  enum class Status { compiled, cached, failed } status = Status::failed;
+  std::string error;                // compile error (whole log) when failed
+  cache::StoredKernel kernel;       // without blobs when cached; id set when stored
+};
+
+const char* to_string(JitOutcome::Status s);
+
+// The binary key a spec's kernel has under this compiler and this build's templates.
+cache::BinaryKey binary_key(const KernelSpec& spec, const Compiler& compiler);
+
+// Builds the cache record of one compiled kernel (report, SASS, hashes included).
+cache::StoredKernel make_stored_kernel(const KernelSpec& spec, const Source& src,
+                                       const Binary& bin, const Target& target);
+
+// Compiles every spec missing from the cache (in `threads` threads), stores each success in
+// its own transaction as soon as the batch is done, and returns one outcome per spec, in order.
+std::vector<JitOutcome> compile_and_store(
+    cache::Cache& cache, const Compiler& compiler, const std::vector<KernelSpec>& specs,
+    const Target& target, int threads,
+    const std::function<void(size_t done, size_t total)>& progress = {});
+
+// Opens the cache read-write for prepare. A cache that cannot be opened does not stop serving:
+// returns null and prints the reason once (`warned` remembers it).
+std::unique_ptr<cache::Cache> open_cache_or_warn(const std::string& path, std::string& warned);
+
+// The binary for `src` from the cache (hash-checked; a damaged entry is reported and compiled
+// afresh), else compiled now and stored when a cache is open. `spec` is null for the utility
+// module. Throws Error("compile", log) when compilation fails.
+cache::StoredKernel fetch_or_compile(cache::Cache* c, const Compiler& compiler, const Source& src,
+                                     const std::optional<KernelSpec>& spec, const Target& target);
+
+}  // namespace i8g

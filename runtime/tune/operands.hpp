@@ -1,0 +1,61 @@
+// Random operands for timing and verification: several copies of x, w and out that are
+// rotated between launches so that weights are not served from L2 (> 256 MB in all), shared
+// scales, bias and zero points, and host copies of the first set for CPU checks.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "generator/types.hpp"
+#include "runtime/gpu/device_buffer.hpp"
+#include "runtime/serve/engine.hpp"
+#include "runtime/tune/reference.hpp"
+
+namespace i8g {
+
+struct Stream {
+  CUstream s = nullptr;
+  Stream() { I8G_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)); }
+  ~Stream() { driver().cuStreamDestroy(s); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+};
+
+void fill_random(std::vector<int8_t>& v, std::mt19937_64& rng);  // uniform in [-127, 127]
+
+inline constexpr size_t kRotationBytes = size_t(256) << 20;  // > 4x the H200's 60 MB L2
+inline constexpr int kMaxSets = 32;
+
+
+// Random operands for one M: `sets` copies of x, w and out (rotated while timing), shared
+// scales/bias/zero points, and host copies of set 0 for the CPU spot check.
+struct Operands {
+  GemmProblem p;
+  int64_t m = 0;
+  std::vector<DeviceBuffer> x, w, out, colsum;
+  DeviceBuffer x_scale, w_scale, bias, zp;
+  HostOperands host;  // set 0
+  size_t out_bytes = 0;
+
+  Operands(Engine& e, const GemmProblem& prob, int64_t rows, std::mt19937_64& rng, CUstream st);
+  int sets() const { return int(x.size()); }
+  I8gArgs args(int call) const {
+    const size_t i = size_t(call % sets());
+    I8gArgs a{};
+    a.x = x[i].get<signed char>();
+    a.w = w[i].get<signed char>();
+    a.x_scale = x_scale.get<float>();
+    a.w_scale = w_scale.get<float>();
+    a.bias = p.bias ? bias.get<float>() : nullptr;
+    a.x_zero_point = p.asymmetric ? zp.get<int>() : nullptr;
+    a.w_colsum = p.asymmetric ? colsum[i].get<int>() : nullptr;
+    a.out = out[i].get();
+    a.m = m;
+    a.n = p.n;
+    a.k = p.k;
+    return a;
+  }
+};
+
+}  // namespace i8g

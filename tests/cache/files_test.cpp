@@ -1,0 +1,219 @@
+// The cache file itself: where it lives, how it is created, and what it refuses to touch.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <optional>
+
+#include "cache/cache.hpp"
+#include "cache_test_util.hpp"
+#include "core/error.hpp"
+
+namespace i8g::cache {
+namespace {
+using namespace testing;
+
+// Sets or unsets an environment variable for one scope.
+class EnvVar {
+ public:
+  EnvVar(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~EnvVar() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(CacheFiles, DefaultPathHonoursEnvironmentInOrder) {
+  EnvVar home("HOME", "/home/u");
+  {
+    EnvVar xdg("XDG_CACHE_HOME", nullptr);
+    EnvVar own("I8GEMM_CACHE", nullptr);
+    EXPECT_EQ(Cache::default_path(), "/home/u/.cache/i8gemm/cache.sqlite");
+  }
+  {
+    EnvVar xdg("XDG_CACHE_HOME", "/xdg");
+    EnvVar own("I8GEMM_CACHE", nullptr);
+    EXPECT_EQ(Cache::default_path(), "/xdg/i8gemm/cache.sqlite");
+  }
+  {
+    EnvVar xdg("XDG_CACHE_HOME", "/xdg");
+    EnvVar own("I8GEMM_CACHE", "/elsewhere/my.sqlite");
+    EXPECT_EQ(Cache::default_path(), "/elsewhere/my.sqlite");
+  }
+  {
+    EnvVar xdg("XDG_CACHE_HOME", "");  // empty counts as unset
+    EnvVar own("I8GEMM_CACHE", "");
+    EXPECT_EQ(Cache::default_path(), "/home/u/.cache/i8gemm/cache.sqlite");
+  }
+}
+
+TEST(CacheFiles, NewFileAndDirectoriesAreNotGroupOrWorldWritable) {
+  TempDir dir;
+  mode_t old_mask = umask(0);  // the most permissive umask: the cache must narrow it itself
+  std::string path = dir.file("a/b/cache.sqlite");
+  {
+    Cache c(path, Cache::Mode::read_write);
+    c.put_kernel(make_kernel("k"));
+  }
+  umask(old_mask);
+  for (const std::string& p : {path, dir.file("a/b"), dir.file("a")}) {
+    struct stat st;
+    ASSERT_EQ(stat(p.c_str(), &st), 0) << p;
+    EXPECT_EQ(st.st_mode & (S_IWGRP | S_IWOTH), 0u) << p;
+  }
+  // Nothing left behind from building the file under a temporary name.
+  std::string listing;
+  for (const char* suffix : {"-wal", "-shm"}) EXPECT_FALSE(exists(path + suffix)) << suffix;
+}
+
+TEST(CacheFiles, GarbageFileIsRefusedAndLeftUnchanged) {
+  TempDir dir;
+  std::string path = dir.file("notes.txt");
+  std::string bytes = "these are my notes, not a database\n";
+  for (int i = 0; i < 200; ++i) bytes += char(i);
+  write_bytes(path, bytes);
+  for (auto mode : {Cache::Mode::read_write, Cache::Mode::read_only}) {
+    try {
+      Cache c(path, mode);
+      ADD_FAILURE() << "opened a garbage file";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("is not an i8gemm cache (not a SQLite database)"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(read_bytes(path), bytes);
+    EXPECT_FALSE(exists(path + "-wal"));
+  }
+}
+
+TEST(CacheFiles, AnotherApplicationsDatabaseIsRefusedAndLeftUnchanged) {
+  TempDir dir;
+  std::string path = dir.file("other.sqlite");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE notes(t TEXT); INSERT INTO notes VALUES('hi');", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  std::string bytes = read_bytes(path);
+  EXPECT_THROW(Cache(path, Cache::Mode::read_write), Error);
+  EXPECT_THROW(Cache(path, Cache::Mode::read_only), Error);
+  EXPECT_EQ(read_bytes(path), bytes);
+}
+
+TEST(CacheFiles, NewerSchemaIsRefusedWithBothVersions) {
+  TempDir dir;
+  std::string path = dir.file("c.sqlite");
+  { Cache c(path, Cache::Mode::read_write); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 3", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  try {
+    Cache c(path, Cache::Mode::read_only);
+    ADD_FAILURE() << "opened a newer schema";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("was written by a newer i8gemm (schema 3, this build reads 1)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CacheFiles, TruncatedDatabaseFailsOrAuditsAndIsLeftUnchanged) {
+  TempDir dir;
+  std::string path = dir.file("c.sqlite");
+  {
+    Cache c(path, Cache::Mode::read_write);
+    for (int i = 0; i < 40; ++i) c.put_kernel(make_kernel("k" + std::to_string(i), i, 20000));
+  }
+  std::string whole = read_bytes(path);
+  ASSERT_GT(whole.size(), 200000u);
+  for (size_t keep : {whole.size() / 2, size_t(4096 + 100), size_t(60)}) {
+    std::string cut = whole.substr(0, keep);
+    write_bytes(path, cut);
+    for (auto mode : {Cache::Mode::read_only, Cache::Mode::read_write}) {
+      bool noticed = false;
+      try {
+        Cache c(path, mode);
+        auto audit = c.audit();
+        noticed = audit.integrity != "ok" || !audit.hash_mismatch.empty();
+        if (!noticed) c.list_kernels({"", true});  // must throw if the audit saw nothing
+      } catch (const Error& e) {
+        noticed = true;
+      }
+      EXPECT_TRUE(noticed) << "kept " << keep << " bytes";
+      EXPECT_EQ(read_bytes(path), cut) << "kept " << keep << " bytes";
+    }
+  }
+}
+
+TEST(CacheFiles, ReadOnlyOnAMissingFileFailsAndCreatesNothing) {
+  TempDir dir;
+  std::string path = dir.file("sub/c.sqlite");
+  EXPECT_THROW(Cache(path, Cache::Mode::read_only), Error);
+  EXPECT_FALSE(exists(path));
+  EXPECT_FALSE(exists(dir.file("sub")));
+}
+
+TEST(CacheFiles, ReadOnlyOpenReadsWhatAWriterStored) {
+  TempDir dir;
+  std::string path = dir.file("c.sqlite");
+  Cache writer(path, Cache::Mode::read_write);
+  writer.put_kernel(make_kernel("k"));
+  Cache reader(path, Cache::Mode::read_only);  // while the writer is still open (WAL)
+  EXPECT_TRUE(reader.get_kernel(make_key("k")));
+  writer.put_kernel(make_kernel("k2"));
+  EXPECT_TRUE(reader.get_kernel(make_key("k2")));
+}
+
+TEST(CacheFiles, ReadOnlyOpenOfAClosedCacheWorks) {
+  TempDir dir;
+  std::string path = dir.file("c.sqlite");
+  { Cache(path, Cache::Mode::read_write).put_kernel(make_kernel("k")); }
+  std::string bytes = read_bytes(path);
+  {
+    Cache reader(path, Cache::Mode::read_only);
+    EXPECT_EQ(reader.list_kernels().size(), 1u);
+    EXPECT_EQ(reader.audit().integrity, "ok");
+  }
+  EXPECT_EQ(read_bytes(path), bytes);
+}
+
+TEST(CacheFiles, EmptyExistingFileBecomesACacheOnlyWhenWritable) {
+  TempDir dir;
+  std::string path = dir.file("c.sqlite");
+  write_bytes(path, "");
+  EXPECT_THROW(Cache(path, Cache::Mode::read_only), Error);
+  EXPECT_EQ(read_bytes(path), "");
+  Cache c(path, Cache::Mode::read_write);
+  EXPECT_EQ(c.schema_version(), 1);
+  c.put_kernel(make_kernel("k"));
+  EXPECT_EQ(c.list_kernels().size(), 1u);
+}
+
+TEST(CacheFiles, WriteProtectedFileOpensReadOnlyButNotReadWrite) {
+  if (geteuid() == 0) GTEST_SKIP() << "root ignores file permissions";
+  TempDir dir;
+  std::string path = dir.file("c.sqlite");
+  { Cache(path, Cache::Mode::read_write).put_kernel(make_kernel("k")); }
+  ASSERT_EQ(chmod(path.c_str(), 0444), 0);
+  EXPECT_THROW(Cache(path, Cache::Mode::read_write), Error);
+  Cache c(path, Cache::Mode::read_only);
+  EXPECT_TRUE(c.get_kernel(make_key("k")));
+}
+
+TEST(CacheFiles, DirectoryInsteadOfAFileIsRefused) {
+  TempDir dir;
+  EXPECT_THROW(Cache(dir.path(), Cache::Mode::read_write), Error);
+}
+
+}  // namespace
+}  // namespace i8g::cache

@@ -1,0 +1,105 @@
+// The C ABI's struct validation (runtime/capi_args), without a device: every bit pattern a C
+// caller can pass, enum fields included, is either accepted as a valid problem or rejected
+// with INVALID_ARGUMENT. Found by fuzz/fuzz_capi (out-of-range enum values were loaded as
+// enums, undefined behaviour that UBSan reports).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+
+#include "runtime/capi/capi_args.hpp"
+
+namespace i8g {
+namespace {
+
+i8gemm_problem valid_problem() {
+  i8gemm_problem p{};
+  p.n = 2560;
+  p.k = 4096;
+  p.weight_layout = I8GEMM_WEIGHT_NK;
+  p.act_scale = I8GEMM_SCALE_PER_TOKEN;
+  p.weight_scale = I8GEMM_SCALE_PER_CHANNEL;
+  p.out = I8GEMM_OUT_BF16;
+  return p;
+}
+
+// Stores an int a C caller may pass into an enum field without a C++ enum conversion.
+template <class E>
+void put_int(E* field, int v) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized");
+  std::memcpy(field, &v, sizeof v);
+}
+
+int status_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return status_for(e.kind());
+  }
+  return I8GEMM_SUCCESS;
+}
+
+TEST(CapiArgs, AValidProblemConvertsFieldByField) {
+  i8gemm_problem c = valid_problem();
+  c.weight_layout = I8GEMM_WEIGHT_KN;
+  c.out = I8GEMM_OUT_F32;
+  c.has_bias = 7;  // any non-zero int is true
+  const GemmProblem p = problem_from_c(&c, "test");
+  EXPECT_EQ(p.key(), "n2560_k4096_kn_tok_ch_f32_bias");
+}
+
+TEST(CapiArgs, OutOfRangeEnumValuesAreInvalidArgumentsNotUndefinedBehaviour) {
+  for (int v : {-1, 2, 3, 4, 5, 16, 255, 1 << 20, INT32_MIN, INT32_MAX}) {
+    i8gemm_problem c = valid_problem();
+    put_int(&c.weight_layout, v);
+    if (v != 0 && v != 1) {
+      EXPECT_EQ(status_of([&] { problem_from_c(&c, "t"); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    }
+    c = valid_problem();
+    put_int(&c.act_scale, v);
+    EXPECT_EQ(status_of([&] { problem_from_c(&c, "t"); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    c = valid_problem();
+    put_int(&c.weight_scale, v);
+    if (v != 2) {
+      EXPECT_EQ(status_of([&] { problem_from_c(&c, "t"); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    }
+    c = valid_problem();
+    put_int(&c.out, v);
+    if (v < 0 || v > 3) {
+      EXPECT_EQ(status_of([&] { problem_from_c(&c, "t"); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    }
+
+    i8gemm_quantize_args q{};
+    q.m = 1;
+    q.k = 16;
+    q.granularity = I8GEMM_SCALE_PER_TOKEN;
+    put_int(&q.in_type, v);
+    if (v < 0 || v > 2) {
+      EXPECT_EQ(status_of([&] { quantize_request_from_c(&q); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    }
+    q.in_type = I8GEMM_IN_F32;
+    put_int(&q.granularity, v);
+    if (v != 0 && v != 1) {
+      EXPECT_EQ(status_of([&] { quantize_request_from_c(&q); }), I8GEMM_ERROR_INVALID_ARGUMENT) << v;
+    }
+  }
+}
+
+TEST(CapiArgs, NullStructsAreInvalidArguments) {
+  EXPECT_EQ(status_of([] { problem_from_c(nullptr, "t"); }), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(status_of([] { args_from_c(nullptr, "t"); }), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(status_of([] { quantize_request_from_c(nullptr); }), I8GEMM_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(CapiArgs, QuantizeRowsBeyondTheGridLimitAreRejected) {
+  i8gemm_quantize_args q{};
+  q.k = 16;
+  q.granularity = I8GEMM_SCALE_PER_TOKEN;
+  q.m = int64_t(1) << 31;  // one block per row: gridDim.x stops at 2^31 - 1
+  EXPECT_EQ(status_of([&] { quantize_request_from_c(&q); }), I8GEMM_ERROR_INVALID_ARGUMENT);
+  q.m = (int64_t(1) << 31) - 1;
+  EXPECT_EQ(status_of([&] { quantize_request_from_c(&q); }), I8GEMM_SUCCESS);
+}
+
+}  // namespace
+}  // namespace i8g

@@ -1,0 +1,54 @@
+// What every tensor-core family's kernels must show after an NVRTC compile (no GPU needed):
+// no spills, no stack frame, a consistent resource report, only dynamic shared memory, at least
+// one resident block, cp.async (LDGSTS) and no local memory in the SASS. Each family's compile
+// test adds its own instructions through the callback.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <vector>
+
+#include "generator/generator.hpp"
+#include "runtime/compile/compiler.hpp"
+#include "runtime/report/report.hpp"
+
+namespace i8g::test {
+
+inline int sass_count(const ResourceReport& r, const char* op) {
+  auto it = r.instruction_mix.find(op);
+  return it == r.instruction_mix.end() ? 0 : it->second;
+}
+
+using FamilyChecks =
+    std::function<void(const KernelSpec&, const CompileOutcome&, const ResourceReport&, const LaunchShape&)>;
+
+inline void expect_clean_tensor_kernel(const KernelSpec& spec, const CompileOutcome& o, const Target& t,
+                                       const FamilyChecks& family) {
+  ASSERT_TRUE(o.binary) << spec.name() << ": " << o.error;
+  const LaunchShape shape = launch_shape(spec, 1);
+  const ResourceReport r = make_report(*o.binary, t, int(shape.block[0]), int(shape.dynamic_smem));
+  EXPECT_GT(r.registers, 0) << spec.name();
+  EXPECT_EQ(r.spill_store_bytes, 0) << spec.name();
+  EXPECT_EQ(r.spill_load_bytes, 0) << spec.name();
+  EXPECT_EQ(r.stack_frame_bytes, 0) << spec.name();
+  EXPECT_TRUE(r.consistent) << spec.name();
+  EXPECT_EQ(r.static_smem_bytes, 0) << spec.name() << ": the stage ring is dynamic";
+  EXPECT_GT(r.blocks_per_sm, 0) << spec.name();
+  if (r.sass_available) {
+    EXPECT_GT(sass_count(r, "LDGSTS"), 0) << spec.name() << " has no cp.async (LDGSTS) in its SASS";
+    EXPECT_EQ(sass_count(r, "LDL") + sass_count(r, "STL"), 0) << spec.name() << " touches local memory";
+  }
+  family(spec, o, r, shape);
+}
+
+// Emits and compiles `specs` for `t` in parallel, then checks each one as above.
+inline std::vector<CompileOutcome> compile_tensor_kernels(const Target& t, const std::vector<KernelSpec>& specs,
+                                                          const FamilyChecks& family) {
+  std::vector<Source> sources;
+  for (const KernelSpec& s : specs) sources.push_back(emit(s));
+  auto outcomes = compile_all(*make_compiler(t), sources, t, 0);
+  for (size_t i = 0; i < specs.size(); ++i) expect_clean_tensor_kernel(specs[i], outcomes[i], t, family);
+  return outcomes;
+}
+
+}  // namespace i8g::test
