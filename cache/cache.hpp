@@ -68,15 +68,27 @@ struct TuneKey {
   bool operator!=(const TuneKey& o) const { return !(*this == o); }
 };
 
+// What became of a tuning candidate; stored as its text ("ok", "rejected", "failed"), which
+// the schema's CHECK also lists, so files written before the enum read the same.
+enum class CandidateStatus {
+  ok,        // verified bit-exact, then timed (fully, or only probed when pruned)
+  rejected,  // ran, but its output differs from the reference
+  failed,    // did not compile, load or launch
+};
+const char* to_string(CandidateStatus s);
+std::optional<CandidateStatus> parse_candidate_status(const std::string& text);
+
 // One candidate's measurement for a TuneKey; every candidate is kept, not only the winner.
+// An empty time was not measured and is NULL in the file: a pruned candidate has only its
+// probe (eager), a rejected or failed one neither.
 struct Timing {
   TuneKey key;
   std::string candidate;  // kernel name, or "cublaslt:algo=<n>"
   int64_t kernel_id = 0;  // 0 for baselines
-  std::string status;     // "ok", "rejected" (wrong output), "failed" (compile/launch)
+  CandidateStatus status = CandidateStatus::ok;
   std::string reason;
-  double eager_median_us = 0, eager_p90_us = 0, eager_min_us = 0;
-  double graph_median_us = 0, graph_p90_us = 0, graph_min_us = 0;
+  std::optional<double> eager_median_us, eager_p90_us, eager_min_us;
+  std::optional<double> graph_median_us, graph_p90_us, graph_min_us;
   int64_t created_at = 0;  // put_timings fills it in when 0
 };
 

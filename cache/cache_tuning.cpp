@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "cache/cache_impl.hpp"
@@ -43,8 +45,18 @@ void bind_real(sql::Stmt& s, int i, double v) {
   else s.bind(i, v);
 }
 
+void bind_real(sql::Stmt& s, int i, const std::optional<double>& v) {
+  if (v) bind_real(s, i, *v);
+  else s.bind_null(i);
+}
+
 double read_real(const sql::Stmt& s, int col) {
   return s.is_null(col) ? std::numeric_limits<double>::quiet_NaN() : s.f64(col);
+}
+
+std::optional<double> read_measured(const sql::Stmt& s, int col) {
+  if (s.is_null(col)) return std::nullopt;
+  return s.f64(col);
 }
 
 std::string timing_select(const char* where) {
@@ -60,14 +72,20 @@ Timing read_timing(const sql::Stmt& s) {
   int c = kKeyParams;
   t.candidate = s.text(c++);
   t.kernel_id = s.i64(c++);
-  t.status = s.text(c++);
+  const std::string status = s.text(c++);
+  const std::optional<CandidateStatus> parsed = parse_candidate_status(status);
+  // The schema's CHECK keeps other text out; a row that has it anyway was not written by us.
+  if (!parsed)
+    throw Error(ErrorKind::cache, "i8g::cache::Cache::timings",
+                "timing of " + t.candidate + ": status '" + status + "' is not ok/rejected/failed");
+  t.status = *parsed;
   t.reason = s.text(c++);
-  t.eager_median_us = read_real(s, c++);
-  t.eager_p90_us = read_real(s, c++);
-  t.eager_min_us = read_real(s, c++);
-  t.graph_median_us = read_real(s, c++);
-  t.graph_p90_us = read_real(s, c++);
-  t.graph_min_us = read_real(s, c++);
+  t.eager_median_us = read_measured(s, c++);
+  t.eager_p90_us = read_measured(s, c++);
+  t.eager_min_us = read_measured(s, c++);
+  t.graph_median_us = read_measured(s, c++);
+  t.graph_p90_us = read_measured(s, c++);
+  t.graph_min_us = read_measured(s, c++);
   t.created_at = s.i64(c++);
   return t;
 }
@@ -92,13 +110,29 @@ Winner read_winner(const sql::Stmt& s) {
 
 }  // namespace
 
+const char* to_string(CandidateStatus s) {
+  switch (s) {
+    case CandidateStatus::ok: return "ok";
+    case CandidateStatus::rejected: return "rejected";
+    case CandidateStatus::failed: return "failed";
+  }
+  return "";
+}
+
+std::optional<CandidateStatus> parse_candidate_status(const std::string& text) {
+  for (CandidateStatus s : {CandidateStatus::ok, CandidateStatus::rejected, CandidateStatus::failed})
+    if (text == to_string(s)) return s;
+  return std::nullopt;
+}
+
 void Cache::put_timings(const std::vector<Timing>& ts) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::put_timings");
   for (const Timing& t : ts)
-    if (t.status != "ok" && t.status != "rejected" && t.status != "failed")
+    if (std::string(to_string(t.status)).empty())  // only a cast makes another value
       throw Error(ErrorKind::cache, "i8g::cache::Cache::put_timings",
-                  "timing of " + t.candidate + ": status '" + t.status + "' is not ok/rejected/failed");
+                  "timing of " + t.candidate + ": status " + std::to_string(int(t.status)) +
+                      " is not ok/rejected/failed");
   if (ts.empty()) return;
   int64_t now = now_unix();
   sql::Db& db = *impl_->db;
@@ -111,11 +145,12 @@ void Cache::put_timings(const std::vector<Timing>& ts) {
   for (const Timing& t : ts) {
     bind_key(s, 1, t.key);
     int i = kKeyParams + 1;
-    s.bind(i, t.candidate).bind(i + 1, t.kernel_id).bind(i + 2, t.status).bind(i + 3, t.reason);
+    s.bind(i, t.candidate).bind(i + 1, t.kernel_id).bind(i + 2, std::string(to_string(t.status)));
+    s.bind(i + 3, t.reason);
     i += 4;
-    for (double v : {t.eager_median_us, t.eager_p90_us, t.eager_min_us, t.graph_median_us,
-                     t.graph_p90_us, t.graph_min_us})
-      bind_real(s, i++, v);
+    for (const std::optional<double>* v : {&t.eager_median_us, &t.eager_p90_us, &t.eager_min_us,
+                                           &t.graph_median_us, &t.graph_p90_us, &t.graph_min_us})
+      bind_real(s, i++, *v);
     s.bind(i++, t.created_at ? t.created_at : now);
     s.run();
     s.reset();

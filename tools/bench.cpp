@@ -14,6 +14,9 @@
 #include "generator/generator.hpp"
 #include "runtime/gpu/cublaslt.hpp"
 #include "runtime/gpu/device_buffer.hpp"
+#include "runtime/gpu/kernel_instance.hpp"
+#include "runtime/gpu/lt_dequant.hpp"
+#include "runtime/serve/candidate.hpp"
 #include "runtime/serve/engine.hpp"
 #include "runtime/tune/operands.hpp"
 #include "runtime/gpu/timing.hpp"
@@ -54,10 +57,10 @@ double host_us_per_call(const std::function<void(int)>& call, CUstream s) {
 }
 
 // The best of cuBLASLt's heuristic algorithms by graph median (each one timed the same way).
-std::pair<Stats, Stats> best_lt(const LtGemm& g, const std::function<void(int, int)>& launch, CUstream s,
+std::pair<Stats, Stats> best_lt(int algo_count, const std::function<void(int, int)>& launch, CUstream s,
                                 const TimingPlan& plan) {
   std::pair<Stats, Stats> best{};
-  for (int a = 0; a < g.algo_count(); ++a) {
+  for (int a = 0; a < algo_count; ++a) {
     auto l = [&](int call) { launch(a, call); };
     const Stats graph = time_graph(l, s, plan);
     if (a == 0 || graph.median_us < best.second.median_us) best = {time_eager(l, s, plan), graph};
@@ -76,7 +79,8 @@ Row bench_one(Engine& e, const GemmProblem& p, const std::string& label, int64_t
   r.m = m;
   r.n = p.n;
   r.k = p.k;
-  r.kernel = e.kernel_for(p, m);
+  const std::optional<Candidate> chosen = e.kernel_for(p, m);
+  r.kernel = chosen ? to_string(*chosen) : std::string();
   auto ours = [&](int call) {
     const I8gArgs a = ops.args(call);
     e.run(p, a, st.s);
@@ -84,30 +88,19 @@ Row bench_one(Engine& e, const GemmProblem& p, const std::string& label, int64_t
   r.ours_eager = time_eager(ours, st.s, plan);
   r.ours_graph = time_graph(ours, st.s, plan);
   // What the run path adds on the host: i8gemm_run's checks and lookup against a bare launch
-  // of the same kernel (Engine::launch). Kernels only: a cuBLASLt bucket has no bare twin.
-  if (r.kernel.rfind("cublaslt:", 0) != 0) {
-    const KernelSpec spec = KernelSpec::parse_name(r.kernel);
-    const Engine::KernelHandle h = e.acquire(spec);
-    const DeviceBuffer split_ws = zeroed_device_buffer(workspace_bytes(spec, m));
+  // of the same kernel (KernelInstance::launch). Kernels only: a cuBLASLt bucket has no bare
+  // twin.
+  if (const KernelSpec* spec = chosen ? kernel_of(*chosen) : nullptr) {
+    const KernelInstance bare = e.instantiate(*spec, m);
     r.host_run_us = host_us_per_call(ours, st.s);
-    r.host_launch_us = host_us_per_call(
-        [&](int call) {
-          I8gArgs a = ops.args(call);
-          a.workspace = split_ws.get<int>();
-          e.launch(h, a, st.s);
-        },
-        st.s);
+    r.host_launch_us = host_us_per_call([&](int call) { bare.launch(ops.args(call), st.s); }, st.s);
   }
 
-  DeviceBuffer acc(size_t(m * p.n) * 4), ws(LtGemm::kWorkspaceBytes);
+  const std::unique_ptr<LtDequant> lt = e.lt_dequant(p, m);
+  const DeviceBuffer bf16_ws(LtGemm::kWorkspaceBytes);
   try {
-    LtGemm lt(LtGemm::Kind::i8_i32, m, p.n, p.k, p.layout);
-    auto run_lt = [&](int algo, int call) {
-      const I8gArgs a = ops.args(call);
-      lt.run(algo, a.x, a.w, acc.get(), ws.get(), st.s);
-      e.dequant(acc.get<int32_t>(), p, a, st.s);
-    };
-    std::tie(r.lt_eager, r.lt_graph) = best_lt(lt, run_lt, st.s, plan);
+    auto run_lt = [&](int algo, int call) { lt->run(algo, ops.args(call), st.s); };
+    std::tie(r.lt_eager, r.lt_graph) = best_lt(lt->algo_count(m), run_lt, st.s, plan);
     // Same bytes from both paths on set 0: a cheap end-to-end check of what was timed.
     std::vector<uint8_t> a(ops.out_bytes), b(ops.out_bytes);
     ours(0);
@@ -135,9 +128,9 @@ Row bench_one(Engine& e, const GemmProblem& p, const std::string& label, int64_t
     LtGemm bf(LtGemm::Kind::bf16_bf16, m, p.n, p.k, WeightLayout::nk);
     auto run_bf = [&](int algo, int call) {
       const size_t i = size_t(call % sets);
-      bf.run(algo, x[i].get(), w[i].get(), o[i].get(), ws.get(), st.s);
+      bf.run(algo, x[i].get(), w[i].get(), o[i].get(), bf16_ws.get(), st.s);
     };
-    std::tie(r.bf16_eager, r.bf16_graph) = best_lt(bf, run_bf, st.s, plan);
+    std::tie(r.bf16_eager, r.bf16_graph) = best_lt(bf.algo_count(), run_bf, st.s, plan);
   } catch (const Error& err) {
     fmt::print(stderr, "i8gemm: cuBLASLt bf16 unavailable for {} M={}: {}\n", label, m, err.what());
   }

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct ShapeFlags {
 
 std::string read_file(const std::string& path);  // throws Error with the path
 std::string resolve_cache_path(const std::string& flag);  // flag, else Cache::default_path()
+// A time in microseconds ("12.34") for a table, or "-" where none was measured (NULL in the
+// cache, which reads back empty or, in winners, as NaN): never a misleading 0.
+std::string us_or_dash(std::optional<double> us);
 
 // The version this build's compiler for each arch family reports, made once per family ("" when
 // it cannot be made, e.g. hipRTC absent: such entries then show as stale).

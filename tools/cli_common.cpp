@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -76,6 +77,10 @@ std::string read_file(const std::string& path) {
 
 std::string resolve_cache_path(const std::string& flag) {
   return flag.empty() ? cache::Cache::default_path() : flag;
+}
+
+std::string us_or_dash(std::optional<double> us) {
+  return us && !std::isnan(*us) ? fmt::format("{:.2f}", *us) : std::string("-");
 }
 
 const std::string& CompilerVersions::of(const std::string& arch) {

@@ -151,9 +151,10 @@ void run_show(const InspectOptions& o) {
     fmt::print("== timings ==\n{:>6} {:<14} {:<9} {:>10} {:>10} {:>10} {:>10}  {}\n", "M", "gpu", "status",
                "graph med", "graph p90", "eager med", "eager p90", "note");
     for (const auto& t : ts)
-      fmt::print("{:>6} {:<14} {:<9} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f}  {}\n", t.key.m_bucket,
-                 t.key.gpu_name.substr(0, 14), t.status, t.graph_median_us, t.graph_p90_us, t.eager_median_us,
-                 t.eager_p90_us, t.reason.substr(0, 80));
+      fmt::print("{:>6} {:<14} {:<9} {:>10} {:>10} {:>10} {:>10}  {}\n", t.key.m_bucket,
+                 t.key.gpu_name.substr(0, 14), to_string(t.status), us_or_dash(t.graph_median_us),
+                 us_or_dash(t.graph_p90_us), us_or_dash(t.eager_median_us), us_or_dash(t.eager_p90_us),
+                 t.reason.substr(0, 80));
     fmt::print("\n");
   }
   fmt::print("== source ==\n{}\n", k.source);
@@ -194,8 +195,8 @@ void run_winners(const InspectOptions& o) {
   fmt::print("{:<32} {:>6} {:<14} {:>9} {:>9} {:>8} {:>6}  {}\n", "problem", "M", "gpu", "time us", "cuBLASLt",
              "speedup", "timed", "winner");
   for (const auto& w : ws)
-    fmt::print("{:<32} {:>6} {:<14} {:>9.2f} {:>9} {:>8} {:>6}  {}\n", w.key.problem_key, w.key.m_bucket,
-               w.key.gpu_name.substr(0, 14), w.time_us,
+    fmt::print("{:<32} {:>6} {:<14} {:>9} {:>9} {:>8} {:>6}  {}\n", w.key.problem_key, w.key.m_bucket,
+               w.key.gpu_name.substr(0, 14), us_or_dash(w.time_us),
                w.baseline_us > 0 ? fmt::format("{:.2f}", w.baseline_us) : "n/a",
                w.speedup > 0 ? fmt::format("{:.2f}x", w.speedup) : "n/a", c.timings(w.key).size(),
                w.candidate + (stale(w) ? " (stale)" : ""));

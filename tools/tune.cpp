@@ -1,7 +1,9 @@
 // i8gemm tune: enumerate, compile and store every candidate for the target shapes.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <regex>
 
 #include "cache/cache.hpp"
@@ -38,7 +40,7 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
   if (!o.arch.empty() && Target::from_arch(o.arch).arch != t.arch)
     throw Error("tune", fmt::format("--arch {} does not match the GPU ({} is {})", o.arch, engine->device().name, t.arch));
   cache::Cache cache(resolve_cache_path(o.cache), cache::Cache::Mode::read_write);
-    i8g::TuneOptions to;
+  i8g::TuneOptions to;
   to.ms = ms;
   to.filter = o.filter;
   to.jobs = o.jobs;
@@ -66,23 +68,27 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
     for (const BucketResult& r : results) {
       int ok = 0, rej = 0, fail = 0;
       // Best fully timed graph median of each generated family (pruned ones have no graph time).
-      double best_mma = 0, best_simt = 0;
+      std::optional<double> best_mma, best_simt;
       for (const CandidateResult& c : r.candidates) {
-        const bool mma = c.candidate.find("_mma_sync_") != std::string::npos;
-        const bool simt = c.candidate.find("_simt_dp4a_") != std::string::npos;
-        if (c.status == "ok" && c.graph.median_us > 0 && (mma || simt)) {
-          double& best = mma ? best_mma : best_simt;
-          if (best == 0 || c.graph.median_us < best) best = c.graph.median_us;
+        const KernelSpec* spec = kernel_of(c.candidate);
+        const bool mma = spec && spec->config.family == Family::mma_sync;
+        const bool simt = spec && spec->config.family == Family::simt_dp4a;
+        if (fully_timed(c) && (mma || simt)) {
+          std::optional<double>& best = mma ? best_mma : best_simt;
+          best = std::min(best.value_or(c.graph->median_us), c.graph->median_us);
         }
-        ok += c.status == "ok";
-        rej += c.status == "rejected";
-        fail += c.status == "failed";
-        if (c.status == "rejected") fmt::print(stderr, "  rejected {}: {}\n", c.candidate, c.reason);
+        ok += c.status == cache::CandidateStatus::ok;
+        rej += c.status == cache::CandidateStatus::rejected;
+        fail += c.status == cache::CandidateStatus::failed;
+        if (c.status == cache::CandidateStatus::rejected)
+          fmt::print(stderr, "  rejected {}: {}\n", to_string(c.candidate), c.reason);
       }
-      auto us = [](double v) { return v > 0 ? fmt::format("{:.2f}", v) : std::string("n/a"); };
-      fmt::print("{:<14} {:>6} {:<96} {:>10.2f} {:>10} {:>8} {:>11} {:>11} {:>4} {:>4} {:>4}\n", label, r.m, r.winner,
-                 r.winner_us, us(r.baseline_us), r.speedup > 0 ? fmt::format("{:.2f}x", r.speedup) : "n/a",
-                 us(best_mma), us(best_simt), ok, rej, fail);
+      const CandidateResult* w = r.winning();
+      fmt::print("{:<14} {:>6} {:<96} {:>10} {:>10} {:>8} {:>11} {:>11} {:>4} {:>4} {:>4}\n", label, r.m,
+                 w ? to_string(w->candidate) : "-", us_or_dash(w ? std::optional(w->graph->median_us) : std::nullopt),
+                 r.baseline_us ? us_or_dash(r.baseline_us) : "n/a",
+                 r.speedup > 0 ? fmt::format("{:.2f}x", r.speedup) : "n/a", us_or_dash(best_mma),
+                 us_or_dash(best_simt), ok, rej, fail);
     }
   }
 }

@@ -11,8 +11,6 @@
 #include "i8gemm/i8gemm.h"
 #include "runtime/compile/compiler.hpp"
 #include "runtime/gpu/cuda_driver.hpp"
-#include "runtime/gpu/cublaslt.hpp"
-#include "runtime/gpu/device_buffer.hpp"
 #include "runtime/serve/jit.hpp"
 
 namespace i8g {
@@ -41,26 +39,19 @@ struct Engine::Loaded {
   CUfunction fn = nullptr;
 };
 
-// A bucket won by cuBLASLt + dequant: descriptors are per M (made on first use, host only).
-struct Engine::LtBucket {
-  int algo = 0;
-  mutable std::mutex mu;
-  mutable std::map<int64_t, std::unique_ptr<LtGemm>> by_m;
-};
-
 struct Engine::Prepared {
   struct Bucket {
-    int64_t max_m;              // covers m <= max_m
-    const Loaded* kernel;       // or null for a cuBLASLt bucket
-    std::unique_ptr<LtBucket> lt;
-    int* workspace;             // split-K counters + partials of this bucket's kernel, or null
+    int64_t max_m;                 // covers m <= max_m
+    const KernelInstance* kernel;  // or null for a bucket cuBLASLt won
+    int lt_algo;                   // that bucket's algorithm
   };
   GemmProblem problem;
   int64_t max_m = 0;
   std::vector<Bucket> buckets;  // ascending
-  DeviceBuffer acc;             // int32 [max_m, N] for cuBLASLt buckets
-  DeviceBuffer lt_workspace;
-  std::map<const Loaded*, DeviceBuffer> split_workspaces;  // one per split-K kernel, zeroed
+  // One instance per kernel, sized for the largest M it serves: buckets running the same kernel
+  // share its workspace (its tile blocks do not move with M).
+  std::map<const Loaded*, KernelInstance> instances;
+  std::unique_ptr<LtDequant> lt;  // when a bucket is cuBLASLt's
 };
 
 namespace {
@@ -205,86 +196,72 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
   prep->problem = p;
   prep->max_m = max_m;
   bool any_lt = false;
+  std::vector<const Loaded*> bucket_kernels;  // per bucket; null where cuBLASLt won
+  std::map<const Loaded*, int64_t> rows_served;
   for (int64_t bound : bounds) {
-    Prepared::Bucket b{bound, nullptr, nullptr, nullptr};
     auto w = tuned.lower_bound(bound);  // the smallest tuned bucket covering this one
-    const std::string lt_prefix = "cublaslt:algo=";
-    if (w != tuned.end() && w->second.candidate.rfind(lt_prefix, 0) == 0) {
-      b.lt = std::make_unique<LtBucket>();
-      b.lt->algo = std::atoi(w->second.candidate.c_str() + lt_prefix.size());
-      any_lt = true;
-    } else {
-      KernelConfig config;
+    std::optional<Candidate> won;
+    if (w != tuned.end()) {
       try {
-        config = untuned_default(p, dev_.target, bound);
-      } catch (const Error& e) {
-        throw Error(ErrorKind::unsupported, "i8gemm_prepare", e.what());
+        won = parse_candidate(w->second.candidate);
+      } catch (const Error&) {  // an unreadable winner falls back to the default
       }
-      KernelSpec spec{p, config, dev_.target.arch};
-      if (w != tuned.end()) {
-        try {
-          KernelSpec t = KernelSpec::parse_name(w->second.candidate);
-          if (t.problem == p && t.arch == dev_.target.arch) spec = t;
-        } catch (const Error&) {  // an unreadable winner falls back to the default
-        }
-      }
-      if (launch_shape(spec, max_m).grid[1] > 65535)
-        throw Error(ErrorKind::unsupported, "i8gemm_prepare",
-                       fmt::format("max_m={} needs more than 65535 row blocks", max_m));
-      b.kernel = &load(spec, c.get());
     }
-    prep->buckets.push_back(std::move(b));
+    if (const LtAlgo* algo = won ? lt_algo_of(*won) : nullptr) {
+      prep->buckets.push_back({bound, nullptr, algo->index});
+      bucket_kernels.push_back(nullptr);
+      any_lt = true;
+      continue;
+    }
+    KernelConfig config;
+    try {
+      config = untuned_default(p, dev_.target, bound);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::unsupported, "i8gemm_prepare", e.what());
+    }
+    KernelSpec spec{p, config, dev_.target.arch};
+    if (const KernelSpec* t = won ? kernel_of(*won) : nullptr; t && t->problem == p && t->arch == dev_.target.arch)
+      spec = *t;
+    if (launch_shape(spec, max_m).grid[1] > 65535)
+      throw Error(ErrorKind::unsupported, "i8gemm_prepare",
+                     fmt::format("max_m={} needs more than 65535 row blocks", max_m));
+    const Loaded* k = &load(spec, c.get());
+    prep->buckets.push_back({bound, nullptr, 0});
+    bucket_kernels.push_back(k);
+    rows_served[k] = std::max(rows_served[k], std::min(bound, max_m));
   }
-  if (any_lt) {
-    prep->acc = DeviceBuffer(size_t(max_m) * size_t(p.n) * 4);
-    prep->lt_workspace = DeviceBuffer(LtGemm::kWorkspaceBytes);
-  }
-  // One workspace per split-K kernel, sized for the largest M it serves: buckets running the
-  // same kernel share it (its tile blocks do not move with M); two kernels never do (mma_frag.h).
-  std::map<const Loaded*, size_t> split_bytes;
-  for (const Prepared::Bucket& b : prep->buckets)
-    if (b.kernel)
-      split_bytes[b.kernel] = std::max(split_bytes[b.kernel],
-                                       workspace_bytes(b.kernel->spec, std::min(b.max_m, max_m)));
-  for (const auto& [kernel, bytes] : split_bytes)
-    if (bytes) prep->split_workspaces.emplace(kernel, zeroed_device_buffer(bytes));
-  for (Prepared::Bucket& b : prep->buckets)
-    if (auto ws = prep->split_workspaces.find(b.kernel); ws != prep->split_workspaces.end())
-      b.workspace = ws->second.get<int>();
+  for (const auto& [k, rows] : rows_served) prep->instances.emplace(k, KernelInstance(k->spec, k->fn, rows));
+  for (size_t i = 0; i < prep->buckets.size(); ++i)
+    if (bucket_kernels[i]) prep->buckets[i].kernel = &prep->instances.at(bucket_kernels[i]);
   ensure_utility(c.get());
+  if (any_lt) prep->lt = make_lt_dequant(p, max_m);
   // A wider re-prepare retires the old entry instead of freeing it: work already enqueued, and
   // graphs captured with its kernels and workspaces, may still use them.
   if (auto old = prepared_.find(id); old != prepared_.end()) retired_.push_back(std::move(old->second));
   prepared_[id] = std::move(prep);
 }
 
-Engine::KernelHandle Engine::acquire(const KernelSpec& spec) {
+KernelInstance Engine::instantiate(const KernelSpec& spec, int64_t max_m) {
   std::unique_lock lock(mu_);
   CurrentContext cc(ctx_);
   std::unique_ptr<cache::Cache> c = open_cache_or_warn(cache_path_, cache_warning_);
   ensure_utility(c.get());
-  return &load(spec, c.get());
+  const Loaded& k = load(spec, c.get());
+  return KernelInstance(k.spec, k.fn, max_m);
 }
 
-void Engine::launch(KernelHandle h, const I8gArgs& a, CUstream stream) const {
-  const Loaded& k = *static_cast<const Loaded*>(h);
-  if (k.spec.config.split_k > 1 && !a.workspace)
-    throw Error("Engine::launch", fmt::format("{} splits K and needs a zeroed workspace of its own ({} bytes)",
-                                              k.spec.name(), workspace_bytes(k.spec, a.m)));
+std::unique_ptr<LtDequant> Engine::lt_dequant(const GemmProblem& p, int64_t max_m) {
+  std::unique_lock lock(mu_);
   CurrentContext cc(ctx_);
-  I8gArgs args = a;
-  args.n = k.spec.problem.n;
-  args.k = k.spec.problem.k;
-  const LaunchShape s = launch_shape(k.spec, a.m);
-  void* params[] = {&args};
-  check_cu(driver().cuLaunchKernel(k.fn, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1],
-                                   s.block[2], s.dynamic_smem, stream, params, nullptr),
-           "cuLaunchKernel");
+  std::unique_ptr<cache::Cache> c = open_cache_or_warn(cache_path_, cache_warning_);
+  ensure_utility(c.get());
+  return make_lt_dequant(p, max_m);
 }
 
-void Engine::dequant(const int32_t* acc, const GemmProblem& p, const I8gArgs& a, CUstream stream) {
-  utility_for(stream, "dequant");
-  launch_dequant(acc, p, a, stream);
+std::unique_ptr<LtDequant> Engine::make_lt_dequant(const GemmProblem& p, int64_t max_m) const {
+  return std::make_unique<LtDequant>(p, max_m, [this, p](const int32_t* acc, const I8gArgs& a, CUstream s) {
+    launch_dequant(acc, p, a, s);
+  });
 }
 
 void Engine::launch_dequant(const int32_t* acc, const GemmProblem& p, const I8gArgs& a, CUstream stream) const {
@@ -302,28 +279,13 @@ void Engine::launch_dequant(const int32_t* acc, const GemmProblem& p, const I8gA
            "cuLaunchKernel");
 }
 
-void Engine::run_cublaslt(const Prepared& prep, const LtBucket& lt, const I8gArgs& a, CUstream stream) const {
-  const GemmProblem& p = prep.problem;
-  const LtGemm* g = nullptr;
-  {
-    std::lock_guard guard(lt.mu);
-    auto it = lt.by_m.find(a.m);
-    if (it == lt.by_m.end())
-      it = lt.by_m.emplace(a.m, std::make_unique<LtGemm>(LtGemm::Kind::i8_i32, a.m, p.n, p.k, p.layout)).first;
-    g = it->second.get();
-  }
-  const int algo = lt.algo < g->algo_count() ? lt.algo : 0;
-  g->run(algo, a.x, a.w, prep.acc.get(), prep.lt_workspace.get(), stream);
-  launch_dequant(prep.acc.get<int32_t>(), p, a, stream);  // prepare loaded the utility module
-}
-
-std::string Engine::kernel_for(const GemmProblem& p, int64_t m) const {
+std::optional<Candidate> Engine::kernel_for(const GemmProblem& p, int64_t m) const {
   std::shared_lock lock(mu_);
   auto it = prepared_.find(problem_id(p));
-  if (it == prepared_.end()) return {};
+  if (it == prepared_.end()) return std::nullopt;
   for (const auto& b : it->second->buckets)
-    if (m <= b.max_m) return b.kernel ? b.kernel->spec.name() : fmt::format("cublaslt:algo={}", b.lt->algo);
-  return {};
+    if (m <= b.max_m) return b.kernel ? Candidate{b.kernel->spec()} : Candidate{LtAlgo{b.lt_algo}};
+  return std::nullopt;
 }
 
 void Engine::check_stream(CUstream stream, const char* where) const {
@@ -384,8 +346,8 @@ void Engine::run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const 
   const Prepared::Bucket* bucket = nullptr;
   for (const auto& b : prep.buckets)
     if (a.m <= b.max_m) { bucket = &b; break; }
-  const Loaded* k = bucket->kernel;
-  const int vec = k ? required_alignment(k->spec.config) : 16;
+  const KernelInstance* k = bucket->kernel;
+  const int vec = k ? required_alignment(k->spec().config) : 16;
   check_stream(stream, "i8gemm_run");
   check_pointer(a.x, size_t(vec), "x", "i8gemm_run");
   check_pointer(a.w, size_t(vec), "w", "i8gemm_run");
@@ -400,16 +362,10 @@ void Engine::run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const 
     check_pointer(a.w_colsum, 4, "w_colsum", "i8gemm_run");
   }
   CurrentContext cc(ctx_);
-  if (!k) return run_cublaslt(prep, *bucket->lt, a, stream);
-  I8gArgs args = a;
-  args.n = p.n;
-  args.k = p.k;
-  args.workspace = bucket->workspace;
-  const LaunchShape s = launch_shape(k->spec, a.m);
-  void* params[] = {&args};
-  check_cu(driver().cuLaunchKernel(k->fn, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1],
-                                   s.block[2], s.dynamic_smem, stream, params, nullptr),
-           "cuLaunchKernel");
+  if (k) return k->launch(a, stream);
+  // cuBLASLt's heuristic may offer fewer algorithms at this M than at the one tuned.
+  const int algo = bucket->lt_algo < prep.lt->algo_count(a.m) ? bucket->lt_algo : 0;
+  prep.lt->run(algo, a, stream);  // prepare loaded the utility module
 }
 
 void Engine::weight_colsum(const GemmProblem& p, const int8_t* w, int32_t* colsum, CUstream stream) {

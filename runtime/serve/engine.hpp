@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -14,6 +15,9 @@
 #include "cache/cache.hpp"
 #include "core/error.hpp"
 #include "runtime/gpu/device.hpp"
+#include "runtime/gpu/kernel_instance.hpp"
+#include "runtime/gpu/lt_dequant.hpp"
+#include "runtime/serve/candidate.hpp"
 #include "generator/types.hpp"
 #include "templates/i8g_args.h"
 
@@ -46,17 +50,14 @@ class Engine {
   void run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const;
   void weight_colsum(const GemmProblem& p, const int8_t* w, int32_t* colsum, CUstream stream);
   void quantize(const QuantizeRequest& q, CUstream stream);
-  // The kernel name run() would launch for m rows (for tests and `bench`), or "" if unprepared.
-  // A bucket won by the cuBLASLt baseline reads "cublaslt:algo=<i>".
-  std::string kernel_for(const GemmProblem& p, int64_t m) const;
+  // What run() would launch for m rows (for tests and `bench`), or nothing if unprepared.
+  std::optional<Candidate> kernel_for(const GemmProblem& p, int64_t m) const;
 
-  // For the autotuner, bench and tests, at prepare time: load one kernel (cache or JIT) and
-  // launch it without the run path's checks. Handles live as long as the engine.
-  using KernelHandle = const void*;
-  KernelHandle acquire(const KernelSpec& spec);
-  void launch(KernelHandle k, const I8gArgs& a, CUstream stream) const;
-  // out = epilogue(acc) with the utility dequant kernel (the cuBLASLt baseline's second step).
-  void dequant(const int32_t* acc, const GemmProblem& p, const I8gArgs& a, CUstream stream);
+  // For the autotuner, bench and tests, at prepare time (both allocate): one kernel (cache or
+  // JIT) with its own workspace for up to max_m rows, launched without the run path's checks;
+  // and the cuBLASLt baseline with this engine's dequant. Neither may outlive the engine.
+  KernelInstance instantiate(const KernelSpec& spec, int64_t max_m);
+  std::unique_ptr<LtDequant> lt_dequant(const GemmProblem& p, int64_t max_m);
   const std::string& cache_path() const { return cache_path_; }
   CUcontext context() const { return ctx_; }
 
@@ -64,14 +65,13 @@ class Engine {
   struct Module;
   struct Loaded;
   struct Prepared;
-  struct LtBucket;
-  void run_cublaslt(const Prepared& prep, const LtBucket& lt, const I8gArgs& a, CUstream stream) const;
   const Loaded& load(const KernelSpec& spec, cache::Cache* c);  // cache or JIT; caller holds mu_
   void ensure_utility(cache::Cache* c);                         // caller holds mu_
   CUfunction utility(const char* name) const;
   // Loads the utility module if needed (never while `stream` is capturing).
   void utility_for(CUstream stream, const char* where);
   void launch_dequant(const int32_t* acc, const GemmProblem& p, const I8gArgs& a, CUstream stream) const;
+  std::unique_ptr<LtDequant> make_lt_dequant(const GemmProblem& p, int64_t max_m) const;  // utility loaded
   void check_stream(CUstream stream, const char* where) const;
   void check_pointer(const void* p, size_t align, const char* what, const char* where) const;
 

@@ -2,67 +2,58 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <limits>
 #include <random>
 #include <regex>
 
 #include "generator/generator.hpp"
 #include "runtime/compile/compiler.hpp"
-#include "runtime/gpu/cublaslt.hpp"
-#include "runtime/gpu/device_buffer.hpp"
+#include "runtime/gpu/kernel_instance.hpp"
+#include "runtime/gpu/lt_dequant.hpp"
 #include "runtime/serve/jit.hpp"
+#include "runtime/tune/measure.hpp"
 #include "runtime/tune/operands.hpp"
-#include "runtime/tune/reference.hpp"
 
 namespace i8g {
 namespace {
 
-// The CPU reference for a few whole rows of the output, compared with `got` (bytes of set 0).
-std::string spot_check(const Operands& ops, const std::vector<uint8_t>& got) {
-  const GemmProblem& p = ops.p;
-  const size_t es = out_element_size(p.out);
-  for (int64_t row : {int64_t(0), ops.m / 2, ops.m - 1}) {
-    HostOperands one = ops.host;
-    one.m = 1;
-    one.x.assign(ops.host.x.begin() + row * p.k, ops.host.x.begin() + (row + 1) * p.k);
-    if (p.act_scale == ActScale::per_token) one.x_scale = {ops.host.x_scale[size_t(row)]};
-    if (p.asymmetric && p.act_scale == ActScale::per_token) one.x_zero_point = {ops.host.x_zero_point[size_t(row)]};
-    const std::vector<uint8_t> want = reference_output(p, one);
-    if (std::memcmp(want.data(), got.data() + size_t(row * p.n) * es, want.size()) != 0)
-      return fmt::format("row {} differs from the CPU reference", row);
+// Not measured stays NULL in the file (an empty optional), never a time of 0.
+cache::Timing to_timing(const CandidateResult& c, const cache::TuneKey& key) {
+  cache::Timing t;
+  t.key = key;
+  t.candidate = to_string(c.candidate);
+  t.kernel_id = c.kernel_id;
+  t.status = c.status;
+  t.reason = c.reason;
+  if (c.eager) {
+    t.eager_median_us = c.eager->median_us;
+    t.eager_p90_us = c.eager->p90_us;
+    t.eager_min_us = c.eager->min_us;
   }
-  return {};
+  if (c.graph) {
+    t.graph_median_us = c.graph->median_us;
+    t.graph_p90_us = c.graph->p90_us;
+    t.graph_min_us = c.graph->min_us;
+  }
+  return t;
 }
 
-std::string compare(const std::vector<uint8_t>& want, const std::vector<uint8_t>& got, const GemmProblem& p) {
-  if (want == got) return {};
-  const size_t es = out_element_size(p.out);
-  for (size_t i = 0; i < want.size(); i += es)
-    if (std::memcmp(&want[i], &got[i], es) != 0)
-      return fmt::format("output differs from the reference first at (m={}, n={})", int64_t(i / es) / p.n,
-                         int64_t(i / es) % p.n);
-  return "output differs";
+void store(cache::Cache& cache, const cache::TuneKey& key, const BucketResult& r) {
+  std::vector<cache::Timing> rows;
+  for (const CandidateResult& c : r.candidates) rows.push_back(to_timing(c, key));
+  cache.put_timings(rows);
+  const CandidateResult* w = r.winning();
+  if (!w) return;
+  cache::Winner win;
+  win.key = key;
+  win.candidate = to_string(w->candidate);
+  win.kernel_id = w->kernel_id;
+  win.time_us = w->graph->median_us;
+  win.baseline_us = r.baseline_us.value_or(0);  // the winners table's "no baseline" (inspect: n/a)
+  win.speedup = r.speedup;
+  cache.put_winner(win);
 }
 
 }  // namespace
-
-size_t pick_winner(const std::vector<CandidateResult>& c) {
-  size_t best = c.size();
-  for (size_t i = 0; i < c.size(); ++i)
-    if (c[i].status == "ok" && c[i].graph.median_us > 0 &&
-        (best == c.size() || c[i].graph.median_us < c[best].graph.median_us))
-      best = i;
-  if (best == c.size()) return best;
-  size_t pick = best;
-  for (size_t i = 0; i < c.size(); ++i)
-    if (c[i].status == "ok" && c[i].graph.median_us > 0 &&
-        c[i].graph.median_us <= 1.01 * c[best].graph.median_us && c[i].candidate < c[pick].candidate)
-      pick = i;
-  return pick;
-}
 
 std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const GemmProblem& p,
                                    const TuneOptions& opt,
@@ -93,147 +84,58 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
     BucketResult r;
     r.m = m;
     Operands ops(engine, p, m, rng, stream.s);
-    std::unique_ptr<LtGemm> lt;
-    DeviceBuffer acc(size_t(m * p.n) * 4), ws(LtGemm::kWorkspaceBytes);
-    // One split-K workspace, cleared before each kernel that uses it (a kernel leaves its own
-    // counters at zero, but its partials would be another kernel's counters: mma_frag.h).
-    size_t split_bytes = workspace_bytes({p, heuristic_default(p, t, m), t.arch}, m);
-    for (const JitOutcome& b : built) split_bytes = std::max(split_bytes, workspace_bytes(b.spec, m));
-    DeviceBuffer split_ws = zeroed_device_buffer(split_bytes);
-    auto clear_workspace = [&](const KernelSpec& s) {
-      if (s.config.split_k <= 1) return;
-      split_ws.fill(0);
-      I8G_CU(cuCtxSynchronize());
-    };
-    auto kernel_args = [&](int call) {
-      I8gArgs a = ops.args(call);
-      a.workspace = split_ws.get<int>();
-      return a;
-    };
+    const std::unique_ptr<LtDequant> lt = engine.lt_dequant(p, m);
+    int lt_algos = 0;
     try {
-      lt = std::make_unique<LtGemm>(LtGemm::Kind::i8_i32, m, p.n, p.k, p.layout);
+      lt_algos = lt->algo_count(m);
     } catch (const Error& e) {
       r.baseline_note = e.what();
     }
-    auto run_lt = [&](int algo, int call) {
-      const I8gArgs a = ops.args(call);
-      lt->run(algo, a.x, a.w, acc.get(), ws.get(), stream.s);
-      engine.dequant(acc.get<int32_t>(), p, a, stream.s);
+    auto run_lt = [&](int algo) -> Launch { return [&, algo](int call) { lt->run(algo, ops.args(call), stream.s); }; };
+    // Each kernel gets an instance of its own: a fresh zeroed split-K workspace per candidate.
+    auto run_kernel = [&](const KernelInstance& k) -> Launch {
+      return [&](int call) { k.launch(ops.args(call), stream.s); };
     };
+    Measurer measurer(ops, stream.s, opt.plan, opt.prune_factor);
     // Reference output of set 0: cuBLASLt + dequant where cuBLASLt runs, else the reference
     // family's default kernel; either way spot-checked against the CPU before use.
-    std::vector<uint8_t> ref(ops.out_bytes), got(ops.out_bytes);
-    ops.out[0].fill(0xff);
-    if (lt) {
-      run_lt(0, 0);
+    if (lt_algos > 0) {
+      measurer.take_reference(run_lt(0));
     } else {
-      KernelConfig d = heuristic_default(p, t, m);
-      clear_workspace({p, d, t.arch});
-      engine.launch(engine.acquire({p, d, t.arch}), kernel_args(0), stream.s);
+      const KernelInstance d = engine.instantiate({p, heuristic_default(p, t, m), t.arch}, m);
+      measurer.take_reference(run_kernel(d));
     }
-    I8G_CU(cuStreamSynchronize(stream.s));
-    ops.out[0].download(ref.data(), ref.size());
-    if (std::string why = spot_check(ops, ref); !why.empty())
-      throw Error("autotune", fmt::format("{} M={}: the reference itself is wrong: {}", p.key(), m, why));
 
-    double best_probe = std::numeric_limits<double>::infinity();
-    auto measure = [&](CandidateResult& c, const std::function<void(int)>& launch) {
-      try {
-        ops.out[0].fill(0xff);
-        launch(0);
-        I8G_CU(cuStreamSynchronize(stream.s));
-        ops.out[0].download(got.data(), got.size());
-        if (std::string why = compare(ref, got, p); !why.empty()) {
-          c.status = "rejected";
-          c.reason = why;
-          return;
-        }
-        const Stats probe = time_eager(launch, stream.s, TimingPlan{3, 3, 5});
-        if (probe.median_us > opt.prune_factor * best_probe) {
-          c.status = "ok";
-          c.eager = probe;
-          c.reason = fmt::format("pruned: probe {:.1f} us > {}x the best probe ({:.1f} us)", probe.median_us,
-                                 opt.prune_factor, best_probe);
-          return;
-        }
-        best_probe = std::min(best_probe, probe.median_us);
-        c.eager = time_eager(launch, stream.s, opt.plan);
-        c.graph = time_graph(launch, stream.s, opt.plan);
-        c.status = "ok";
-      } catch (const Error& e) {
-        c.status = "failed";
-        c.reason = e.what();
-        driver().cuStreamSynchronize(stream.s);
-      }
-    };
-    if (lt) {
-      for (int algo = 0; algo < lt->algo_count(); ++algo) {
-        CandidateResult c;
-        c.candidate = fmt::format("cublaslt:algo={}", algo);
-        measure(c, [&](int call) { run_lt(algo, call); });
-        r.candidates.push_back(c);
-      }
+    for (int algo = 0; algo < lt_algos; ++algo) {
+      CandidateResult c;
+      c.candidate = LtAlgo{algo};
+      measurer.measure(c, run_lt(algo));
+      r.candidates.push_back(c);
     }
     const std::string timing = fmt::format("{} M={}: timing", p.key(), m);
     const size_t to_time = r.candidates.size() + built.size();
     say(timing, r.candidates.size(), to_time);
     for (const JitOutcome& b : built) {
       CandidateResult c;
-      c.candidate = b.spec.name();
+      c.candidate = b.spec;
       c.kernel_id = b.kernel.id;
       if (b.status == JitOutcome::Status::failed) {
-        c.status = "failed";
+        c.status = cache::CandidateStatus::failed;
         c.reason = b.error.substr(0, 2000);
       } else {
         try {
-          const Engine::KernelHandle h = engine.acquire(b.spec);
-          clear_workspace(b.spec);
-          measure(c, [&](int call) { engine.launch(h, kernel_args(call), stream.s); });
+          const KernelInstance k = engine.instantiate(b.spec, m);
+          measurer.measure(c, run_kernel(k));
         } catch (const Error& e) {
-          c.status = "failed";
+          c.status = cache::CandidateStatus::failed;
           c.reason = e.what();
         }
       }
       r.candidates.push_back(c);
       say(timing, r.candidates.size(), to_time);
     }
-    // Winner and baseline (graph medians).
-    const size_t w = pick_winner(r.candidates);
-    for (const CandidateResult& c : r.candidates)
-      if (c.candidate.rfind("cublaslt:", 0) == 0 && c.status == "ok" && c.graph.median_us > 0 &&
-          (r.baseline_us == 0 || c.graph.median_us < r.baseline_us))
-        r.baseline_us = c.graph.median_us;
-    const cache::TuneKey key = tune_key(engine.device(), compiler->version(), p, m);
-    std::vector<cache::Timing> rows;
-    for (const CandidateResult& c : r.candidates) {
-      cache::Timing tm;
-      tm.key = key;
-      tm.candidate = c.candidate;
-      tm.kernel_id = c.kernel_id;
-      tm.status = c.status;
-      tm.reason = c.reason;
-      tm.eager_median_us = c.eager.median_us;
-      tm.eager_p90_us = c.eager.p90_us;
-      tm.eager_min_us = c.eager.min_us;
-      tm.graph_median_us = c.graph.median_us;
-      tm.graph_p90_us = c.graph.p90_us;
-      tm.graph_min_us = c.graph.min_us;
-      rows.push_back(tm);
-    }
-    cache.put_timings(rows);
-    if (w < r.candidates.size()) {
-      r.winner = r.candidates[w].candidate;
-      r.winner_us = r.candidates[w].graph.median_us;
-      r.speedup = r.baseline_us > 0 ? r.baseline_us / r.winner_us : 0;
-      cache::Winner win;
-      win.key = key;
-      win.candidate = r.winner;
-      win.kernel_id = r.candidates[w].kernel_id;
-      win.time_us = r.winner_us;
-      win.baseline_us = r.baseline_us;
-      win.speedup = r.speedup;
-      cache.put_winner(win);
-    }
+    decide(r);
+    store(cache, tune_key(engine.device(), compiler->version(), p, m), r);
     results.push_back(std::move(r));
   }
   return results;

@@ -3,7 +3,8 @@
 // timed; wrong ones are rejected with the reason; survivors are timed eagerly and in graph
 // replay over rotating buffers larger than L2 (docs/tuning.md). Every timing is kept in the
 // cache; the winner (graph median; ties within 1% go to the lexicographically first name) is
-// stored with its speedup over the best cuBLASLt algorithm.
+// stored with its speedup over the best cuBLASLt algorithm. The rules are in policy.hpp, the
+// measuring in measure.hpp; this file runs them over the buckets and stores the results.
 #pragma once
 #include <functional>
 #include <string>
@@ -11,8 +12,9 @@
 
 #include "cache/cache.hpp"
 #include "generator/types.hpp"
-#include "runtime/serve/engine.hpp"
 #include "runtime/gpu/timing.hpp"
+#include "runtime/serve/engine.hpp"
+#include "runtime/tune/policy.hpp"
 
 namespace i8g {
 
@@ -25,24 +27,6 @@ struct TuneOptions {
   bool experimental_wgmma = false;  // also race the wgmma family (sm_90a; Target::experimental_wgmma)
 };
 
-struct CandidateResult {
-  std::string candidate;  // kernel name or "cublaslt:algo=<i>"
-  int64_t kernel_id = 0;
-  std::string status;     // ok / rejected / failed
-  std::string reason;
-  Stats eager, graph;
-};
-
-struct BucketResult {
-  int64_t m = 0;
-  std::vector<CandidateResult> candidates;
-  std::string winner;
-  double winner_us = 0;    // graph median
-  double baseline_us = 0;  // best cuBLASLt i8 + dequant, graph median (0: unavailable)
-  std::string baseline_note;
-  double speedup = 0;      // baseline_us / winner_us
-};
-
 // Progress: (stage, done, total); called with done = 0 when a stage starts ("<problem>:
 // compiling", "<problem> M=<m>: timing"), then after each candidate.
 using AutotuneProgress = std::function<void(const std::string& stage, size_t done, size_t total)>;
@@ -50,8 +34,5 @@ using AutotuneProgress = std::function<void(const std::string& stage, size_t don
 std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const GemmProblem& p,
                                    const TuneOptions& opt,
                                    const AutotuneProgress& progress = {});
-
-// Deterministic winner among ok candidates: lowest graph median, ties within 1% broken by name.
-size_t pick_winner(const std::vector<CandidateResult>& c);
 
 }  // namespace i8g

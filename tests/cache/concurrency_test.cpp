@@ -34,7 +34,7 @@ int child_main(const std::string& path, int child, int start_fd) {
       // Duplicates: the same kernel again, and a kernel every child puts (same key and content).
       if (c.put_kernel(k) != id) return 3;
       if (i % 5 == 0) c.put_kernel(make_kernel("i8g_shared_k" + std::to_string(i), 7, 2000));
-      c.put_timings({Timing{key, k.key.name, id, "ok", "", 1.0 + i, 2, 1, 1, 1, 1, 0}});
+      c.put_timings({Timing{key, k.key.name, id, CandidateStatus::ok, "", 1.0 + i, 2, 1, 1, 1, 1, 0}});
       c.put_winner(Winner{key, k.key.name, id, 1.0 + i, 2.0, 2.0 / (1.0 + i), 0});
     }
     return 0;

@@ -146,7 +146,7 @@ TEST(CacheSecurity, StaleEntriesMissAndAreCountedThenRemovedOnlyOnRequest) {
   stale_tk.compiler_version = "nvrtc 12.4";
   c.put_winner(Winner{tk, "cur", 1, 1, 2, 2, 0});
   c.put_winner(Winner{stale_tk, "old", 3, 1, 2, 2, 0});
-  c.put_timings({Timing{stale_tk, "old", 3, "ok", "", 1, 1, 1, 1, 1, 1, 0}});
+  c.put_timings({Timing{stale_tk, "old", 3, CandidateStatus::ok, "", 1, 1, 1, 1, 1, 1, 0}});
   // This build's key (nvrtc 13.0, generator a...) never reaches the stale binaries.
   BinaryKey probe = old_tk.key;
   probe.compiler_version = "nvrtc 13.0";

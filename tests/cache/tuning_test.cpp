@@ -13,13 +13,13 @@ namespace {
 using namespace testing;
 
 Timing make_timing(const TuneKey& key, const std::string& candidate, int64_t kernel_id, double us,
-                   const std::string& status = "ok") {
+                   CandidateStatus status = CandidateStatus::ok) {
   Timing t;
   t.key = key;
   t.candidate = candidate;
   t.kernel_id = kernel_id;
   t.status = status;
-  t.reason = status == "ok" ? "" : "max abs error 3.5 at (0, 7)";
+  t.reason = status == CandidateStatus::ok ? "" : "max abs error 3.5 at (0, 7)";
   t.eager_median_us = us;
   t.eager_p90_us = us * 1.1;
   t.eager_min_us = us * 0.9;
@@ -34,8 +34,8 @@ TEST(CacheTuning, TimingsKeptForAllCandidatesWithEveryField) {
   TempDir dir;
   Cache c(dir.file("c.sqlite"), Cache::Mode::read_write);
   TuneKey key = make_tune_key();
-  std::vector<Timing> in = {make_timing(key, "i8g_a", 1, 10.0), make_timing(key, "i8g_b", 2, 12.5, "rejected"),
-                            make_timing(key, "i8g_c", 3, 0, "failed"), make_timing(key, "cublaslt:algo=7", 0, 11.0)};
+  std::vector<Timing> in = {make_timing(key, "i8g_a", 1, 10.0), make_timing(key, "i8g_b", 2, 12.5, CandidateStatus::rejected),
+                            make_timing(key, "i8g_c", 3, 0, CandidateStatus::failed), make_timing(key, "cublaslt:algo=7", 0, 11.0)};
   in[2].eager_median_us = std::numeric_limits<double>::quiet_NaN();  // never measured
   in[2].graph_min_us = std::numeric_limits<double>::infinity();
   c.put_timings(in);
@@ -49,16 +49,16 @@ TEST(CacheTuning, TimingsKeptForAllCandidatesWithEveryField) {
     EXPECT_EQ(out[i].reason, in[i].reason);
     EXPECT_EQ(out[i].created_at, in[i].created_at);
     if (i != 2) {
-      EXPECT_DOUBLE_EQ(out[i].eager_median_us, in[i].eager_median_us);
+      EXPECT_DOUBLE_EQ(out[i].eager_median_us.value(), in[i].eager_median_us.value());
     }
-    EXPECT_DOUBLE_EQ(out[i].eager_p90_us, in[i].eager_p90_us);
-    EXPECT_DOUBLE_EQ(out[i].eager_min_us, in[i].eager_min_us);
-    EXPECT_DOUBLE_EQ(out[i].graph_median_us, in[i].graph_median_us);
-    EXPECT_DOUBLE_EQ(out[i].graph_p90_us, in[i].graph_p90_us);
-    EXPECT_EQ(out[i].graph_min_us, in[i].graph_min_us);
+    EXPECT_DOUBLE_EQ(out[i].eager_p90_us.value(), in[i].eager_p90_us.value());
+    EXPECT_DOUBLE_EQ(out[i].eager_min_us.value(), in[i].eager_min_us.value());
+    EXPECT_DOUBLE_EQ(out[i].graph_median_us.value(), in[i].graph_median_us.value());
+    EXPECT_DOUBLE_EQ(out[i].graph_p90_us.value(), in[i].graph_p90_us.value());
+    EXPECT_EQ(out[i].graph_min_us.value(), in[i].graph_min_us.value());
   }
-  EXPECT_TRUE(std::isnan(out[2].eager_median_us));
-  EXPECT_TRUE(std::isinf(out[2].graph_min_us));
+  EXPECT_FALSE(out[2].eager_median_us.has_value());  // NaN is stored as NULL: not measured
+  EXPECT_TRUE(std::isinf(out[2].graph_min_us.value()));
 
   auto for_b = c.timings_for_kernel(2);
   ASSERT_EQ(for_b.size(), 1u);
@@ -74,8 +74,48 @@ TEST(CacheTuning, BadStatusStoresNothing) {
   TempDir dir;
   Cache c(dir.file("c.sqlite"), Cache::Mode::read_write);
   TuneKey key = make_tune_key();
-  EXPECT_THROW(c.put_timings({make_timing(key, "a", 1, 1), make_timing(key, "b", 2, 1, "great")}), Error);
+  EXPECT_THROW(c.put_timings({make_timing(key, "a", 1, 1), make_timing(key, "b", 2, 1, CandidateStatus(7))}),
+               Error);
   EXPECT_TRUE(c.timings(key).empty());
+}
+
+TEST(CacheTuning, StatusTextIsWhatTheFileHeldBeforeTheEnum) {
+  for (const char* text : {"ok", "rejected", "failed"}) {
+    const std::optional<CandidateStatus> s = parse_candidate_status(text);
+    ASSERT_TRUE(s) << text;
+    EXPECT_STREQ(to_string(*s), text);
+  }
+  EXPECT_FALSE(parse_candidate_status("pruned"));
+  EXPECT_FALSE(parse_candidate_status("OK"));
+}
+
+// A pruned candidate was verified and probed (eager) but never graph-timed; a rejected or
+// failed one was timed not at all. Neither reads back as a time of 0.
+TEST(CacheTuning, UnmeasuredTimesRoundTripAsNotMeasured) {
+  TempDir dir;
+  Cache c(dir.file("c.sqlite"), Cache::Mode::read_write);
+  TuneKey key = make_tune_key();
+  Timing pruned = make_timing(key, "i8g_slow", 4, 50.0);
+  pruned.reason = "pruned: probe 50.0 us > 4x the best probe (10.0 us)";
+  pruned.graph_median_us = pruned.graph_p90_us = pruned.graph_min_us = std::nullopt;
+  Timing failed = make_timing(key, "i8g_broken", 5, 0, CandidateStatus::failed);
+  failed.eager_median_us = failed.eager_p90_us = failed.eager_min_us = std::nullopt;
+  failed.graph_median_us = failed.graph_p90_us = failed.graph_min_us = std::nullopt;
+  c.put_timings({pruned, failed});
+  const std::vector<Timing> out = c.timings(key);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].status, CandidateStatus::ok);
+  EXPECT_EQ(out[0].reason, pruned.reason);
+  EXPECT_DOUBLE_EQ(out[0].eager_median_us.value(), 50.0);
+  EXPECT_DOUBLE_EQ(out[0].eager_p90_us.value(), 55.0);
+  EXPECT_DOUBLE_EQ(out[0].eager_min_us.value(), 45.0);
+  EXPECT_FALSE(out[0].graph_median_us.has_value());
+  EXPECT_FALSE(out[0].graph_p90_us.has_value());
+  EXPECT_FALSE(out[0].graph_min_us.has_value());
+  EXPECT_EQ(out[1].status, CandidateStatus::failed);
+  for (const std::optional<double>* v : {&out[1].eager_median_us, &out[1].eager_p90_us, &out[1].eager_min_us,
+                                         &out[1].graph_median_us, &out[1].graph_p90_us, &out[1].graph_min_us})
+    EXPECT_FALSE(v->has_value());
 }
 
 TEST(CacheTuning, ChangingAnyTuneKeyPartMisses) {

@@ -30,7 +30,12 @@ class SplitK : public GpuTest {
   // Prepares p on the test's engine and returns the kernel it chose for m rows.
   std::string prepare(const i8gemm_problem& p, int64_t max_m, int64_t m) {
     engine_->prepare(to_gemm_problem(p), max_m);
-    return engine_->kernel_for(to_gemm_problem(p), m);
+    return chosen(p, m);
+  }
+  // The text of what the engine runs for m rows ("" when unprepared).
+  std::string chosen(const i8gemm_problem& p, int64_t m) const {
+    const std::optional<Candidate> c = engine_->kernel_for(to_gemm_problem(p), m);
+    return c ? to_string(*c) : std::string();
   }
   void run(const i8gemm_problem& p, const DeviceGemm& d, int64_t m, const Stream& s) {
     i8gemm_args c = d.args();
@@ -128,8 +133,8 @@ TEST_F(SplitK, RepeatedRunsAndGraphReplaysStayExact) {
               nodes);
 }
 
-// Every split-K candidate the tuner would race, launched through Engine::launch with one
-// workspace cleared before each kernel (as the autotuner does), each exact, at M = 1 and a row
+// Every split-K candidate the tuner would race, launched through an instance of its own (as
+// the autotuner does: a fresh zeroed workspace per kernel), each exact, at M = 1 and a row
 // tail; and every launch leaves its counters at zero.
 TEST_F(SplitK, EveryCandidateOfATp4ShapeIsExact) {
   const i8gemm_problem p = make_problem(4096, 2048);
@@ -142,32 +147,25 @@ TEST_F(SplitK, EveryCandidateOfATp4ShapeIsExact) {
     DeviceGemm d(shared_ctx(), p, h, s);
     const std::vector<uint8_t> want = reference_bytes(p, h);
     std::vector<KernelSpec> specs;
-    size_t bytes = 0;
     for (const KernelConfig& c : candidates(gp, t))
-      if (c.split_k > 1) {
-        specs.push_back({gp, c, t.arch});
-        bytes = std::max(bytes, workspace_bytes(specs.back(), m));
-      }
+      if (c.split_k > 1) specs.push_back({gp, c, t.arch});
     ASSERT_FALSE(specs.empty());
-    DevBuf ws(bytes);
     for (const KernelSpec& spec : specs) {
-      ws.fill(0);
-      I8G_CU(cuCtxSynchronize());  // the clear ran on the legacy stream
+      const KernelInstance k = engine_->instantiate(spec, m);
+      ASSERT_GE(k.workspace().bytes(), workspace_bytes(spec, m)) << spec.name();
       i8gemm_args c = d.args();
       c.m = m;
-      I8gArgs a = args_from_c(&c, "test");
-      a.n = gp.n;
-      a.k = gp.k;
-      a.workspace = ws.as<int>();
+      const I8gArgs a = args_from_c(&c, "test");
       for (int rep = 0; rep < 2; ++rep) {  // the second launch relies on the first's counter reset
         d.poison_out(s);
-        engine_->launch(engine_->acquire(spec), a, s.get());
+        k.launch(a, s.get());
         s.sync();
         const std::string r = compare_outputs(p, m, d.out_bytes(), want);
         EXPECT_TRUE(r.empty()) << spec.name() << " M=" << m << " launch " << rep << ": " << r;
         ++ran;
       }
-      const std::vector<int32_t> words = ws.download<int32_t>(bytes / 4);
+      std::vector<int32_t> words(k.workspace().bytes() / 4);
+      k.workspace().download(words.data(), k.workspace().bytes());
       const LaunchShape l = launch_shape(spec, m);
       const size_t block = size_t(workspace_bytes(spec, m) / 4) / (size_t(l.grid[0]) * l.grid[1]);
       for (size_t t = 0; t < size_t(l.grid[0]) * l.grid[1]; ++t)
@@ -182,27 +180,31 @@ TEST_F(SplitK, EveryCandidateOfATp4ShapeIsExact) {
 TEST_F(SplitK, AlternatingRowCountsShareOneBucketWorkspace) {
   if (std::getenv("I8GEMM_FAMILY")) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
   const i8gemm_problem p = make_problem(768, 4096);
-  ASSERT_GT(split_of(prepare(p, 128, 128)), 1) << engine_->kernel_for(to_gemm_problem(p), 128);
+  ASSERT_GT(split_of(prepare(p, 128, 128)), 1) << chosen(p, 128);
   int exact = 0;
   for (int64_t m : {1, 65, 2, 128, 1, 100, 7, 128, 3}) {
     const std::string r = run_and_check(p, m);
-    EXPECT_TRUE(r.empty()) << engine_->kernel_for(to_gemm_problem(p), m) << " M=" << m << ": " << r;
+    EXPECT_TRUE(r.empty()) << chosen(p, m) << " M=" << m << ": " << r;
     exact += r.empty();
   }
   std::printf("[ figure ] split-K bucket reuse across M: %d of 9 runs exact\n", exact);
 }
 
-TEST_F(SplitK, LaunchWithoutWorkspaceIsRefused) {
+// An instance carries the workspace for the rows it was made for; a launch over more rows
+// would run past its end, so it is refused before anything is enqueued.
+TEST_F(SplitK, LaunchBeyondTheWorkspaceIsRefused) {
   const i8gemm_problem p = make_problem(768, 4096);
   const GemmProblem gp = to_gemm_problem(p);
   const Target& t = engine_->device().target;
   KernelConfig c = heuristic_default(gp, t, 1, Family::mma_sync);
   ASSERT_GT(c.split_k, 1);
+  const KernelInstance k = engine_->instantiate({gp, c, t.arch}, 1);
+  EXPECT_GE(k.workspace().bytes(), workspace_bytes({gp, c, t.arch}, 1));
   I8gArgs a{};
-  a.m = 1;
+  a.m = 4096;
   try {
-    engine_->launch(engine_->acquire({gp, c, t.arch}), a, nullptr);
-    FAIL() << "a split-K launch without workspace must throw";
+    k.launch(a, nullptr);
+    FAIL() << "a split-K launch over more rows than its workspace holds must throw";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("workspace"), std::string::npos) << e.what();
   }

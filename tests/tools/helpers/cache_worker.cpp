@@ -41,7 +41,7 @@ int write_loop(const std::string& path, const std::string& side, const std::stri
     record(fd, k.key.name + " " + k.binary_sha256 + "\n");
     if (i % 4 == 0) {
       tk.m_bucket = i;
-      c.put_timings({Timing{tk, k.key.name, id, "ok", "", 1.0, 2, 1, 1, 1, 1, 0}});
+      c.put_timings({Timing{tk, k.key.name, id, CandidateStatus::ok, "", 1.0, 2, 1, 1, 1, 1, 0}});
       c.put_winner(Winner{tk, k.key.name, id, 1.0, 2.0, 2.0, 0});
     }
   }

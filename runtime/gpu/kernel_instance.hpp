@@ -1,0 +1,41 @@
+// A generated kernel ready to launch: its loaded function plus a split-K workspace of its own,
+// zeroed once when the instance is made and sized for the most rows it will serve. A launch
+// leaves the workspace's arrival counters at zero again (templates/mma_frag.h), so that one
+// clear serves every later launch and graph replay; two kernels never share a workspace (one's
+// partial tiles would be the other's counters). Serving, tuning and bench all launch kernels
+// through this type, so the workspace rule lives here only.
+#pragma once
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "generator/types.hpp"
+#include "runtime/gpu/device_buffer.hpp"
+#include "templates/i8g_args.h"
+
+namespace i8g {
+
+class KernelInstance {
+ public:
+  // `fn` is `spec`'s loaded entry point (dynamic shared memory already raised where needed);
+  // whoever loaded it keeps the module alive as long as the instance. Allocates and clears
+  // the workspace (synchronizes the context), so make instances at prepare time, never while a
+  // stream captures.
+  KernelInstance(KernelSpec spec, CUfunction fn, int64_t max_m);
+
+  const KernelSpec& spec() const { return spec_; }
+  int64_t max_m() const { return max_m_; }
+  // The kernel over a.m rows (at most max_m) on `stream`; n, k and workspace come from the
+  // instance. Only a launch: no allocation, no synchronization, so it is safe while capturing.
+  void launch(const I8gArgs& a, CUstream stream) const;
+  // Empty when the kernel does not split K (tests read the counters back through it).
+  const DeviceBuffer& workspace() const { return workspace_; }
+
+ private:
+  KernelSpec spec_;
+  CUfunction fn_ = nullptr;
+  int64_t max_m_ = 0;
+  DeviceBuffer workspace_;
+};
+
+}  // namespace i8g

@@ -1,0 +1,52 @@
+// The cuBLASLt baseline, composed once: cuBLASLt int8 x int8 -> int32 on the tensor cores into
+// an accumulator, then the dequant kernel applies the problem's epilogue (scales, zero points,
+// bias, output type). The tuner races it, bench times it, and a bucket cuBLASLt won serves with
+// it. It owns the accumulator and cuBLASLt's workspace; the dequant launch is the caller's
+// (the engine's utility module).
+#pragma once
+#include <cuda.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "generator/types.hpp"
+#include "runtime/gpu/cublaslt.hpp"
+#include "runtime/gpu/device_buffer.hpp"
+#include "templates/i8g_args.h"
+
+namespace i8g {
+
+class LtDequant {
+ public:
+  // out = epilogue(acc) over a.m rows, enqueued on `stream`.
+  using Dequant = std::function<void(const int32_t* acc, const I8gArgs& a, CUstream stream)>;
+
+  // Allocates the int32 accumulator for up to max_m rows and LtGemm::kWorkspaceBytes of
+  // cuBLASLt workspace. cuBLASLt's descriptors and algorithms are made per M on first use.
+  LtDequant(const GemmProblem& p, int64_t max_m, Dequant dequant);
+  LtDequant(const LtDequant&) = delete;
+  LtDequant& operator=(const LtDequant&) = delete;
+
+  // The number of heuristic algorithms cuBLASLt offers for m rows (made on first use, host
+  // only). Throws Error when cuBLASLt is missing or offers none.
+  int algo_count(int64_t m) const;
+  // x . w^T with algorithm `algo` (< algo_count(a.m)), then the dequant, both on `stream`.
+  // No device allocation or synchronization, so a capturing stream records two nodes; the
+  // first run of an M also asks cuBLASLt's heuristic (host only).
+  void run(int algo, const I8gArgs& a, CUstream stream) const;
+
+ private:
+  const LtGemm& gemm(int64_t m) const;
+
+  GemmProblem p_;
+  int64_t max_m_ = 0;
+  Dequant dequant_;
+  DeviceBuffer acc_, workspace_;
+  mutable std::mutex mu_;
+  mutable std::map<int64_t, std::unique_ptr<LtGemm>> by_m_;
+};
+
+}  // namespace i8g

@@ -1,0 +1,57 @@
+#include "runtime/tune/policy.hpp"
+
+#include <fmt/format.h>
+
+namespace i8g {
+
+bool fully_timed(const CandidateResult& c) {
+  return c.status == cache::CandidateStatus::ok && c.graph && c.graph->median_us > 0;
+}
+
+bool pruned(double probe_us, double best_probe_us, double prune_factor) {
+  return probe_us > prune_factor * best_probe_us;
+}
+
+std::string prune_reason(double probe_us, double best_probe_us, double prune_factor) {
+  return fmt::format("pruned: probe {:.1f} us > {}x the best probe ({:.1f} us)", probe_us, prune_factor,
+                     best_probe_us);
+}
+
+size_t pick_winner(const std::vector<CandidateResult>& c) {
+  size_t best = c.size();
+  for (size_t i = 0; i < c.size(); ++i)
+    if (fully_timed(c[i]) && (best == c.size() || c[i].graph->median_us < c[best].graph->median_us)) best = i;
+  if (best == c.size()) return best;
+  size_t pick = best;
+  std::string pick_text = to_string(c[pick].candidate);
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (!fully_timed(c[i]) || c[i].graph->median_us > (1 + kTieFraction) * c[best].graph->median_us) continue;
+    if (std::string text = to_string(c[i].candidate); text < pick_text) {
+      pick = i;
+      pick_text = std::move(text);
+    }
+  }
+  return pick;
+}
+
+std::optional<double> baseline_us(const std::vector<CandidateResult>& c) {
+  std::optional<double> best;
+  for (const CandidateResult& r : c)
+    if (lt_algo_of(r.candidate) && fully_timed(r) && (!best || r.graph->median_us < *best))
+      best = r.graph->median_us;
+  return best;
+}
+
+double speedup(std::optional<double> baseline_us, double winner_us) {
+  return baseline_us && *baseline_us > 0 && winner_us > 0 ? *baseline_us / winner_us : 0;
+}
+
+void decide(BucketResult& r) {
+  r.baseline_us = baseline_us(r.candidates);
+  const size_t w = pick_winner(r.candidates);
+  if (w == r.candidates.size()) return;
+  r.winner = w;
+  r.speedup = speedup(r.baseline_us, r.candidates[w].graph->median_us);
+}
+
+}  // namespace i8g

@@ -1,0 +1,61 @@
+// The tuner's rules, apart from any GPU: which probe is pruned, which candidate wins, what the
+// cuBLASLt baseline is, and the speedup. Pure functions of the measurements, so every rule is
+// pinned by CPU tests (tests/runtime/tune/policy_test.cpp); measure.hpp produces the inputs.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cache/cache.hpp"
+#include "runtime/gpu/timing.hpp"
+#include "runtime/serve/candidate.hpp"
+
+namespace i8g {
+
+struct CandidateResult {
+  Candidate candidate;
+  int64_t kernel_id = 0;  // the kernel's cache id; 0 for cuBLASLt
+  cache::CandidateStatus status = cache::CandidateStatus::ok;
+  std::string reason;     // why rejected or failed; for an ok candidate pruned after its probe, that
+  // Empty: not measured. A pruned candidate has only its probe (eager); a rejected or failed
+  // one has neither.
+  std::optional<Stats> eager, graph;
+};
+
+struct BucketResult {
+  int64_t m = 0;
+  std::vector<CandidateResult> candidates;
+  std::optional<size_t> winner;       // index into candidates
+  std::optional<double> baseline_us;  // best cuBLASLt i8 + dequant graph median
+  std::string baseline_note;          // why cuBLASLt offered no algorithm, if it did not
+  double speedup = 0;                 // baseline_us / the winner's graph median; 0 without either
+
+  const CandidateResult* winning() const { return winner ? &candidates[*winner] : nullptr; }
+};
+
+// Candidates within this fraction of the fastest graph median tie.
+inline constexpr double kTieFraction = 0.01;
+
+// Ok and graph-timed: the only candidates that can win or be the baseline.
+bool fully_timed(const CandidateResult& c);
+
+// A probe this much slower than the best probe so far is not fully timed (best: infinity
+// before the first).
+bool pruned(double probe_us, double best_probe_us, double prune_factor);
+std::string prune_reason(double probe_us, double best_probe_us, double prune_factor);
+
+// Deterministic winner among fully timed candidates: lowest graph median, ties within
+// kTieFraction of it broken by the candidate's text. c.size() when none is fully timed.
+size_t pick_winner(const std::vector<CandidateResult>& c);
+
+// The best fully timed cuBLASLt graph median; none when no cuBLASLt algorithm was timed.
+std::optional<double> baseline_us(const std::vector<CandidateResult>& c);
+
+double speedup(std::optional<double> baseline_us, double winner_us);
+
+// Fills r's winner, baseline_us and speedup from r.candidates.
+void decide(BucketResult& r);
+
+}  // namespace i8g

@@ -1,0 +1,153 @@
+// The tuner's rules on made-up measurements: who wins, what ties, what is pruned, what the
+// baseline and the speedup are. No GPU: the numbers stand in for graph and eager medians.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "generator/generator.hpp"
+#include "runtime/tune/policy.hpp"
+
+namespace i8g {
+namespace {
+
+using cache::CandidateStatus;
+
+// Kernels of one real problem, so their names are real names (whatever the generator calls them).
+KernelSpec kernel(size_t i) {
+  GemmProblem p;
+  p.n = 2560;
+  p.k = 4096;
+  const Target t = Target::from_arch("sm_90a");
+  const std::vector<KernelConfig> cs = candidates(p, t);
+  EXPECT_GT(cs.size(), i);
+  return {p, cs.at(i), t.arch};
+}
+
+Stats stats(double median_us) { return {median_us, median_us * 1.1, median_us * 0.9}; }
+
+CandidateResult timed(Candidate c, double graph_us, CandidateStatus status = CandidateStatus::ok) {
+  CandidateResult r;
+  r.candidate = std::move(c);
+  r.status = status;
+  r.eager = stats(graph_us * 1.2);
+  r.graph = stats(graph_us);
+  return r;
+}
+
+CandidateResult pruned_after_probe(Candidate c, double probe_us) {
+  CandidateResult r;
+  r.candidate = std::move(c);
+  r.eager = stats(probe_us);
+  r.reason = prune_reason(probe_us, 1.0, 4.0);
+  return r;
+}
+
+CandidateResult not_timed(Candidate c, CandidateStatus status) {
+  CandidateResult r;
+  r.candidate = std::move(c);
+  r.status = status;
+  r.reason = "output differs";
+  return r;
+}
+
+TEST(TunePolicy, LowestGraphMedianWins) {
+  const std::vector<CandidateResult> c = {timed(kernel(0), 12.0), timed(kernel(1), 9.0), timed(LtAlgo{0}, 11.0)};
+  EXPECT_EQ(pick_winner(c), 1u);
+}
+
+TEST(TunePolicy, TiesWithinOnePercentGoToTheFirstText) {
+  std::vector<Candidate> names = {kernel(0), kernel(1), kernel(2)};
+  std::sort(names.begin(), names.end(),
+            [](const Candidate& a, const Candidate& b) { return to_string(a) < to_string(b); });
+  // The last by text is fastest; the first by text is within 1%, the middle one just outside.
+  const std::vector<CandidateResult> c = {timed(names[2], 10.0), timed(names[1], 10.11), timed(names[0], 10.09)};
+  EXPECT_EQ(pick_winner(c), 2u);
+  // Order of measurement does not matter.
+  const std::vector<CandidateResult> reversed(c.rbegin(), c.rend());
+  EXPECT_EQ(to_string(reversed[pick_winner(reversed)].candidate), to_string(names[0]));
+  // Outside 1% there is no tie: the fastest keeps it.
+  const std::vector<CandidateResult> apart = {timed(names[2], 10.0), timed(names[0], 10.2)};
+  EXPECT_EQ(pick_winner(apart), 0u);
+}
+
+TEST(TunePolicy, TieBreakComparesCublasLtAndKernelsByTheirText) {
+  const std::vector<CandidateResult> c = {timed(kernel(0), 10.0), timed(LtAlgo{3}, 10.05)};
+  const size_t w = pick_winner(c);
+  EXPECT_EQ(w, to_string(c[1].candidate) < to_string(c[0].candidate) ? 1u : 0u);
+}
+
+TEST(TunePolicy, FailedRejectedAndPrunedNeverWin) {
+  CandidateResult rejected = timed(kernel(0), 1.0, CandidateStatus::rejected);  // even with a time
+  CandidateResult failed = timed(kernel(1), 1.0, CandidateStatus::failed);
+  const std::vector<CandidateResult> c = {rejected, failed, pruned_after_probe(kernel(2), 0.5),
+                                          not_timed(kernel(3), CandidateStatus::failed), timed(kernel(4), 20.0)};
+  EXPECT_FALSE(fully_timed(c[0]));
+  EXPECT_FALSE(fully_timed(c[2]));
+  EXPECT_EQ(pick_winner(c), 4u);
+}
+
+TEST(TunePolicy, NoFullyTimedCandidateMeansNoWinner) {
+  EXPECT_EQ(pick_winner({}), 0u);
+  const std::vector<CandidateResult> c = {not_timed(kernel(0), CandidateStatus::rejected),
+                                          not_timed(LtAlgo{0}, CandidateStatus::failed),
+                                          pruned_after_probe(kernel(1), 3.0)};
+  EXPECT_EQ(pick_winner(c), c.size());
+  BucketResult r;
+  r.candidates = c;
+  decide(r);
+  EXPECT_FALSE(r.winner);
+  EXPECT_EQ(r.winning(), nullptr);
+  EXPECT_FALSE(r.baseline_us);
+  EXPECT_EQ(r.speedup, 0);
+}
+
+TEST(TunePolicy, BaselineIsTheBestFullyTimedCublasLtAlgorithmOnly) {
+  const std::vector<CandidateResult> c = {
+      timed(kernel(0), 5.0),                                    // faster, but not cuBLASLt
+      timed(LtAlgo{0}, 12.0), timed(LtAlgo{1}, 11.0),
+      timed(LtAlgo{2}, 3.0, CandidateStatus::rejected),         // wrong output is no baseline
+      pruned_after_probe(LtAlgo{3}, 2.0),                       // nor is a probe
+  };
+  ASSERT_TRUE(baseline_us(c));
+  EXPECT_DOUBLE_EQ(*baseline_us(c), 11.0);
+  EXPECT_FALSE(baseline_us({timed(kernel(0), 5.0), timed(kernel(1), 6.0)}));
+}
+
+TEST(TunePolicy, SpeedupIsBaselineOverWinnerAndZeroWithoutABaseline) {
+  EXPECT_DOUBLE_EQ(speedup(11.0, 5.5), 2.0);
+  EXPECT_EQ(speedup(std::nullopt, 5.5), 0);
+  BucketResult r;
+  r.candidates = {timed(kernel(0), 8.0), timed(kernel(1), 9.0)};
+  decide(r);
+  ASSERT_TRUE(r.winner);
+  EXPECT_EQ(*r.winner, 0u);
+  EXPECT_FALSE(r.baseline_us);
+  EXPECT_EQ(r.speedup, 0);
+  r.candidates.push_back(timed(LtAlgo{0}, 12.0));
+  decide(r);
+  EXPECT_EQ(*r.winner, 0u);
+  EXPECT_DOUBLE_EQ(r.baseline_us.value(), 12.0);
+  EXPECT_DOUBLE_EQ(r.speedup, 1.5);
+}
+
+TEST(TunePolicy, CublasLtCanWinItsOwnRace) {
+  BucketResult r;
+  r.candidates = {timed(LtAlgo{0}, 7.0), timed(kernel(0), 9.0)};
+  decide(r);
+  ASSERT_TRUE(r.winning());
+  EXPECT_EQ(to_string(r.winning()->candidate), "cublaslt:algo=0");
+  EXPECT_DOUBLE_EQ(r.speedup, 1.0);
+}
+
+TEST(TunePolicy, AProbeMoreThanPruneFactorTimesTheBestIsPruned) {
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(pruned(1000.0, inf, 4.0)) << "the first probe is never pruned";
+  EXPECT_FALSE(pruned(40.0, 10.0, 4.0)) << "exactly the factor is still timed";
+  EXPECT_TRUE(pruned(40.1, 10.0, 4.0));
+  EXPECT_FALSE(pruned(39.0, 10.0, 4.0));
+  EXPECT_EQ(prune_reason(41.26, 10.0, 4.0), "pruned: probe 41.3 us > 4x the best probe (10.0 us)");
+}
+
+}  // namespace
+}  // namespace i8g
