@@ -31,9 +31,6 @@ constexpr const char* kAmdNotice =
 
 bool is_amd(const cache::StoredKernel& k) { return k.key.arch.rfind("gfx", 0) == 0; }
 
-// Entries made by another compiler, template version or compile options are unreachable by this
-// build's lookups: inspect shows them as stale, and why.
-
 // A row's resource report, or why it has none: rows are untrusted, and rows of older builds may
 // hold an empty report (the utility module's, before it had one).
 std::optional<ResourceReport> report_of(const cache::StoredKernel& k, std::string* why) {
