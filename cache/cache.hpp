@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <optional>
@@ -22,13 +23,23 @@ std::string sha256_hex(const void* data, size_t size);
 // objects, and hipRTC's bundles are unpacked before storing. `why` says what it is instead.
 bool is_device_code(const std::vector<uint8_t>& bytes, std::string* why = nullptr);
 
-// Identifies a compiled binary; all four must match to reach it.
+// sha256 over compile options, each followed by a NUL (so {"a b"} and {"a", "b"} differ): the
+// options part of a BinaryKey.
+std::string options_hash(const std::vector<std::string>& options);
+
+// What generator_hash holds for a kernel compiled from a source override rather than from the
+// generator: this prefix, then a hash of the override source and the templates it includes.
+inline constexpr const char* kOverridePrefix = "override:";
+bool is_override(const std::string& generator_hash);
+
+// Identifies a compiled binary; all five must match to reach it.
 struct BinaryKey {
   std::string name;              // kernel name, e.g. i8g_sm90a_simt_dp4a_n2560_k4096_nk_tok_ch_bf16_...
   std::string arch;              // "sm_90a" (keeps the a suffix), later "gfx90a"
   std::string compiler_version;  // "nvrtc 13.0"
-  std::string generator_hash;    // sha256 of generator + templates
-  std::string to_string() const;  // "name [sm_90a, nvrtc 13.0, gen 0123abcd...]" (for people)
+  std::string generator_hash;    // sha256 of generator + templates, or kOverridePrefix + ...
+  std::string options_hash;      // options_hash(compile options); "" in rows of schema 1
+  std::string to_string() const;  // "name [sm_90a, nvrtc 13.0, gen 0123abcd..., opts 4567...]" (for people)
   bool operator==(const BinaryKey& o) const;
   bool operator!=(const BinaryKey& o) const { return !(*this == o); }
 };
@@ -116,6 +127,9 @@ struct Current {
   std::string gpu_name;        // timings and winners only
   // Further current compilers (NVRTC and hipRTC entries live in one file; both are current).
   std::vector<std::string> other_compiler_versions = {};
+  // arch -> the options hash this build compiles that arch with. A kernel of an arch not
+  // listed is stale too. Empty: not a criterion.
+  std::map<std::string, std::string> options_hash_by_arch = {};
 };
 
 // Rows remove_stale removes (or would remove), per table.
@@ -129,7 +143,9 @@ struct StaleCounts {
 class Cache {
  public:
   enum class Mode { read_only, read_write };
-  static constexpr int kSchemaVersion = 1;
+  // 2 added kernels.options_hash; a version-1 file is migrated when opened read-write and
+  // read as it is (each kernel with an empty options hash) when opened read-only.
+  static constexpr int kSchemaVersion = 2;
 
   // $I8GEMM_CACHE, else $XDG_CACHE_HOME/i8gemm/cache.sqlite, else $HOME/.cache/i8gemm/cache.sqlite.
   static std::string default_path();
@@ -176,8 +192,9 @@ class Cache {
   };
   Audit audit();
 
-  // Removes entries made with another compiler/generator (and, for timings and winners, another
-  // driver/GPU where given); returns how many rows went, one transaction. Only on request.
+  // Removes entries made with another compiler/generator (kernels: or other compile options;
+  // timings and winners: or another driver/GPU where given); returns how many rows went, one
+  // transaction. Only on request. Source-override kernels are stale by their generator hash.
   int64_t remove_stale(const std::string& compiler_version, const std::string& generator_hash);
   int64_t remove_stale(const Current& current, StaleCounts* counts = nullptr);
   // What remove_stale(current) would remove, without removing it (works read-only).

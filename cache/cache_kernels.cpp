@@ -14,10 +14,9 @@ namespace {
 
 // Column order follows the table (big columns last); kBlobColumns continues kListColumns.
 constexpr const char* kListColumns =
-    "id, name, arch, compiler_version, generator_hash, family, problem_key, config, n, k, entry, "
+    "id, name, arch, compiler_version, generator_hash, options_hash, family, problem_key, config, n, k, entry, "
     "lowered_name, options, binary_size, binary_sha256, registers, stack_bytes, spill_bytes, "
     "smem_bytes, occupancy, compile_ms, created_at, report_json";
-constexpr int kFirstBlobColumn = 23;
 constexpr const char* kBlobColumns = ", source, ir, log, isa, binary";
 
 std::string select_sql(bool with_blobs, const char* where) {
@@ -41,6 +40,7 @@ StoredKernel read_kernel(const sql::Stmt& s, bool with_blobs) {
   k.key.arch = s.text(c++);
   k.key.compiler_version = s.text(c++);
   k.key.generator_hash = s.text(c++);
+  k.key.options_hash = s.text(c++);
   k.family = s.text(c++);
   k.problem_key = s.text(c++);
   k.config = s.text(c++);
@@ -88,7 +88,7 @@ StoredKernel checked(StoredKernel k, const std::string& path) {
 void bind_kernel_fields(sql::Stmt& s, const StoredKernel& k, int64_t created_at) {
   int i = 0;
   for (const std::string* t : {&k.key.name, &k.key.arch, &k.key.compiler_version, &k.key.generator_hash,
-                               &k.family, &k.problem_key, &k.config})
+                               &k.key.options_hash, &k.family, &k.problem_key, &k.config})
     s.bind(++i, *t);
   s.bind(++i, k.n);
   s.bind(++i, k.k);
@@ -106,18 +106,26 @@ void bind_kernel_fields(sql::Stmt& s, const StoredKernel& k, int64_t created_at)
 }
 
 constexpr const char* kInsert =
-    "INSERT INTO kernels (name, arch, compiler_version, generator_hash, family, problem_key, "
-    "config, n, k, entry, lowered_name, options, binary_size, binary_sha256, registers, "
+    "INSERT INTO kernels (name, arch, compiler_version, generator_hash, options_hash, family, "
+    "problem_key, config, n, k, entry, lowered_name, options, binary_size, binary_sha256, registers, "
     "stack_bytes, spill_bytes, smem_bytes, occupancy, compile_ms, created_at, report_json, "
     "source, ir, log, isa, binary) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 constexpr const char* kRepair =
-    "UPDATE kernels SET name=?1, arch=?2, compiler_version=?3, generator_hash=?4, family=?5, "
-    "problem_key=?6, config=?7, n=?8, k=?9, entry=?10, lowered_name=?11, options=?12, "
-    "binary_size=?13, binary_sha256=?14, registers=?15, stack_bytes=?16, spill_bytes=?17, "
-    "smem_bytes=?18, occupancy=?19, compile_ms=?20, created_at=?21, report_json=?22, "
-    "source=?23, ir=?24, log=?25, isa=?26, binary=?27 WHERE id=?28";
+    "UPDATE kernels SET name=?1, arch=?2, compiler_version=?3, generator_hash=?4, options_hash=?5, "
+    "family=?6, problem_key=?7, config=?8, n=?9, k=?10, entry=?11, lowered_name=?12, options=?13, "
+    "binary_size=?14, binary_sha256=?15, registers=?16, stack_bytes=?17, spill_bytes=?18, "
+    "smem_bytes=?19, occupancy=?20, compile_ms=?21, created_at=?22, report_json=?23, "
+    "source=?24, ir=?25, log=?26, isa=?27, binary=?28 WHERE id=?29";
+
+constexpr const char* kByKey =
+    "WHERE name=? AND arch=? AND compiler_version=? AND generator_hash=? AND options_hash=?";
+
+void bind_key(sql::Stmt& s, const BinaryKey& key) {
+  s.bind(1, key.name).bind(2, key.arch).bind(3, key.compiler_version).bind(4, key.generator_hash);
+  s.bind(5, key.options_hash);
+}
 
 }  // namespace
 
@@ -138,6 +146,14 @@ bool is_device_code(const std::vector<uint8_t>& b, std::string* why) {
   return true;
 }
 
+std::string options_hash(const std::vector<std::string>& options) {
+  std::string joined;
+  for (const std::string& o : options) joined.append(o).push_back('\0');
+  return sha256_hex(joined.data(), joined.size());
+}
+
+bool is_override(const std::string& generator_hash) { return generator_hash.rfind(kOverridePrefix, 0) == 0; }
+
 std::string sha256_hex(const void* data, size_t size) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
@@ -156,25 +172,28 @@ std::string sha256_hex(const void* data, size_t size) {
 int64_t Cache::put_kernel(const StoredKernel& k) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::put_kernel");
-  if (k.key.name.empty() || k.key.arch.empty())
-    throw Error(ErrorKind::cache, "i8g::cache::Cache::put_kernel", "kernel key needs a name and an arch");
+  // An empty options hash is what rows of schema 1 read as: a new row must say its options.
+  if (k.key.name.empty() || k.key.arch.empty() || k.key.options_hash.empty())
+    throw Error(ErrorKind::cache, "i8g::cache::Cache::put_kernel",
+                "kernel key needs a name, an arch and an options hash");
   if (sha256_hex(k.binary.data(), k.binary.size()) != k.binary_sha256)
     throw Error(ErrorKind::cache, "i8g::cache::Cache::put_kernel",
                 "kernel " + k.key.name + ": binary_sha256 does not match the binary; not stored");
   if (std::string why; !is_device_code(k.binary, &why))
     throw Error(ErrorKind::cache, "i8g::cache::Cache::put_kernel",
-                "kernel " + k.key.name + ": refused: the binary is " + why + "; the cache stores GPU device code only");  int64_t created_at = k.created_at ? k.created_at : now_unix();
+                "kernel " + k.key.name + ": refused: the binary is " + why + "; the cache stores GPU device code only");
+  int64_t created_at = k.created_at ? k.created_at : now_unix();
   sql::Db& db = *impl_->db;
   sql::WriteTxn txn(db);
-  sql::Stmt find(db, select_sql(true, "WHERE name=? AND arch=? AND compiler_version=? AND generator_hash=?").c_str());
-  find.bind(1, k.key.name).bind(2, k.key.arch).bind(3, k.key.compiler_version).bind(4, k.key.generator_hash);
+  sql::Stmt find(db, select_sql(true, kByKey).c_str());
+  bind_key(find, k.key);
   if (find.step()) {
     StoredKernel old = read_kernel(find, true);
     if (binary_intact(old)) return old.id;  // same or different content: the stored one stays
     find.reset();
     sql::Stmt repair(db, kRepair);
     bind_kernel_fields(repair, k, created_at);
-    repair.bind(28, old.id).run();
+    repair.bind(29, old.id).run();
     txn.commit();
     return old.id;
   }
@@ -188,9 +207,8 @@ int64_t Cache::put_kernel(const StoredKernel& k) {
 
 std::optional<StoredKernel> Cache::get_kernel(const BinaryKey& key) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  sql::Stmt s(*impl_->db,
-              select_sql(true, "WHERE name=? AND arch=? AND compiler_version=? AND generator_hash=?").c_str());
-  s.bind(1, key.name).bind(2, key.arch).bind(3, key.compiler_version).bind(4, key.generator_hash);
+  sql::Stmt s(*impl_->db, select_sql(true, kByKey).c_str());
+  bind_key(s, key);
   if (!s.step()) return std::nullopt;
   return checked(read_kernel(s, true), impl_->path);
 }
@@ -213,7 +231,7 @@ std::vector<StoredKernel> Cache::list_kernels(const ListFilter& f) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   std::vector<StoredKernel> out;
   // Filter on the name first; the row's other columns are only read for names that match.
-  sql::Stmt s(*impl_->db, select_sql(f.with_blobs, "ORDER BY name, arch, compiler_version, generator_hash, id").c_str());
+  sql::Stmt s(*impl_->db, select_sql(f.with_blobs, "ORDER BY name, arch, compiler_version, generator_hash, options_hash, id").c_str());
   while (s.step()) {
     if (re && !std::regex_search(s.text(1), *re)) continue;
     out.push_back(read_kernel(s, f.with_blobs));

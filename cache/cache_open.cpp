@@ -7,12 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <random>
 
 #include "cache/cache_impl.hpp"
 #include "core/error.hpp"
+#include "core/options.hpp"
 
 namespace i8g::cache {
 namespace {
@@ -21,14 +21,16 @@ namespace {
 constexpr int kApplicationId = 0x69386765;
 
 // Big columns come last in each row: a listing that stops before them never reads their
-// overflow pages. STRICT: every column keeps the type it is declared with.
-constexpr const char* kSchemaV1 = R"sql(
-CREATE TABLE kernels (
+// overflow pages. STRICT: every column keeps the type it is declared with. options_hash
+// defaults to '' only for a writer of schema 1 that still has the file open across a
+// migration: its rows then match no current options and stay stale, never a wrong hit.
+constexpr const char* kKernelsColumns = R"sql((
   id INTEGER PRIMARY KEY,
   name TEXT NOT NULL,
   arch TEXT NOT NULL,
   compiler_version TEXT NOT NULL,
   generator_hash TEXT NOT NULL,
+  options_hash TEXT NOT NULL DEFAULT '',
   family TEXT NOT NULL,
   problem_key TEXT NOT NULL,
   config TEXT NOT NULL,
@@ -52,8 +54,13 @@ CREATE TABLE kernels (
   log TEXT NOT NULL,
   isa TEXT NOT NULL,
   binary BLOB NOT NULL,
-  UNIQUE (name, arch, compiler_version, generator_hash)
+  UNIQUE (name, arch, compiler_version, generator_hash, options_hash)
 ) STRICT;
+)sql";
+
+std::string kernels_table(const char* name) { return std::string("CREATE TABLE ") + name + " " + kKernelsColumns; }
+
+constexpr const char* kTuningTables = R"sql(
 CREATE TABLE timings (
   id INTEGER PRIMARY KEY,
   problem_key TEXT NOT NULL,
@@ -99,8 +106,28 @@ CREATE TABLE winners (
           generator_hash)
 ) STRICT;
 PRAGMA application_id = 1765304165;
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 )sql";
+static_assert(Cache::kSchemaVersion == 2, "the schema text spells the version");
+
+// Schema 1 -> 2: the options hash joins the kernels' key. SQLite cannot change a UNIQUE
+// constraint in place, so the table is rebuilt (one transaction; every row and id kept). A
+// version-1 row gets an empty hash, which no compiler's options hash to: it stays listed, is
+// stale, and is never a hit.
+constexpr const char* kV1KernelColumns =
+    "id, name, arch, compiler_version, generator_hash, family, problem_key, config, n, k, entry, "
+    "lowered_name, options, binary_size, binary_sha256, registers, stack_bytes, spill_bytes, "
+    "smem_bytes, occupancy, compile_ms, created_at, report_json, source, ir, log, isa, binary";
+
+std::string migration_from_v1() {
+  return kernels_table("kernels_v2") + "INSERT INTO kernels_v2 (options_hash, " + kV1KernelColumns + ") SELECT '', " +
+         kV1KernelColumns +
+         " FROM kernels;\n"
+         "DROP TABLE kernels;\n"
+         "ALTER TABLE kernels_v2 RENAME TO kernels;\n"
+         "PRAGMA user_version = 2;\n";
+}
+
 static_assert(kApplicationId == 1765304165, "the schema text spells the application id");
 
 [[noreturn]] void fail_open(const std::string& path, const std::string& why) {
@@ -172,7 +199,14 @@ void initialize(sql::Db& db) {
   Identity id = identify(db);
   if (id.application_id == kApplicationId) return;  // someone else won the race
   if (!is_empty_db(id)) fail_open(db.path(), "is not an i8gemm cache (a SQLite database of another application)");
-  db.exec(kSchemaV1);
+  db.exec((kernels_table("kernels") + kTuningTables).c_str());
+  txn.commit();
+}
+
+void migrate(sql::Db& db) {
+  sql::WriteTxn txn(db);
+  if (identify(db).user_version != 1) return;  // another process migrated it meanwhile
+  db.exec(migration_from_v1().c_str());
   txn.commit();
 }
 
@@ -217,13 +251,10 @@ void require_writable(Cache::Mode mode, const std::string& path, const char* whe
 }
 
 std::string Cache::default_path() {
-  auto env = [](const char* name) -> std::string {
-    const char* v = std::getenv(name);
-    return v ? std::string(v) : std::string();
-  };
-  if (auto p = env("I8GEMM_CACHE"); !p.empty()) return p;
-  if (auto x = env("XDG_CACHE_HOME"); !x.empty() && x[0] == '/') return x + "/i8gemm/cache.sqlite";
-  if (auto h = env("HOME"); !h.empty()) return h + "/.cache/i8gemm/cache.sqlite";
+  const Options& o = options();
+  if (!o.cache.empty()) return o.cache;
+  if (!o.xdg_cache_home.empty() && o.xdg_cache_home[0] == '/') return o.xdg_cache_home + "/i8gemm/cache.sqlite";
+  if (!o.home.empty()) return o.home + "/.cache/i8gemm/cache.sqlite";
   throw Error(ErrorKind::cache, "i8g::cache::Cache::default_path",
               "no cache location: set I8GEMM_CACHE, XDG_CACHE_HOME or HOME");
 }
@@ -267,11 +298,19 @@ Cache::Cache(const std::string& path, Mode mode) : impl_(std::make_unique<Impl>(
     fail_open(path, "was written by a newer i8gemm (schema " + std::to_string(id.user_version) +
                         ", this build reads " + std::to_string(kSchemaVersion) + ")");
   if (id.user_version < 1) fail_open(path, "is damaged (no schema version)");
-  impl_->schema = int(id.user_version);
   if (mode == Mode::read_write) {
     use_wal(db);
     db.exec("PRAGMA synchronous = NORMAL");  // WAL + NORMAL: a crash may lose the last write, never corrupts
+    if (id.user_version == 1) {
+      migrate(db);
+      id = identify(db);
+    }
+  } else if (id.user_version == 1) {
+    // A read-only handle cannot migrate: it reads version-1 kernels through a view (temp
+    // objects live outside the file) that gives each the empty options hash of a stale row.
+    db.exec("CREATE TEMP VIEW kernels AS SELECT *, '' AS options_hash FROM main.kernels");
   }
+  impl_->schema = int(id.user_version);
 }
 
 Cache::~Cache() = default;
@@ -282,7 +321,7 @@ Cache::Mode Cache::mode() const { return impl_->mode; }
 
 bool BinaryKey::operator==(const BinaryKey& o) const {
   return name == o.name && arch == o.arch && compiler_version == o.compiler_version &&
-         generator_hash == o.generator_hash;
+         generator_hash == o.generator_hash && options_hash == o.options_hash;
 }
 
 bool TuneKey::operator==(const TuneKey& o) const {
@@ -292,7 +331,8 @@ bool TuneKey::operator==(const TuneKey& o) const {
 }
 
 std::string BinaryKey::to_string() const {
-  return name + " [" + arch + ", " + compiler_version + ", gen " + generator_hash.substr(0, 12) + "]";
+  return name + " [" + arch + ", " + compiler_version + ", gen " + generator_hash.substr(0, 12) + ", opts " +
+         (options_hash.empty() ? std::string("none") : options_hash.substr(0, 12)) + "]";
 }
 
 std::string TuneKey::to_string() const {

@@ -223,11 +223,13 @@ int64_t Cache::remove_stale(const std::string& compiler_version, const std::stri
 namespace {
 
 // Which rows are stale, per table. ?1 current compiler, ?2 generator hash, ?3 driver, ?4 GPU
-// (empty: not a criterion), ?5 a JSON array of further current compilers. Values are bound,
-// never spliced into the text.
+// (empty: not a criterion), ?5 a JSON array of further current compilers, ?6 (kernels only) a
+// JSON object arch -> current options hash ('{}': not a criterion). Values are bound, never
+// spliced into the text.
 constexpr const char* kStaleKernels =
     "FROM kernels WHERE generator_hash<>?2 OR (compiler_version<>?1 AND "
-    "compiler_version NOT IN (SELECT value FROM json_each(?5)))";
+    "compiler_version NOT IN (SELECT value FROM json_each(?5))) OR (?6<>'{}' AND options_hash IS NOT "
+    "(SELECT value FROM json_each(?6) WHERE key = kernels.arch))";
 constexpr const char* kStaleTimings =
     "FROM timings WHERE generator_hash<>?2 OR (compiler_version<>?1 AND "
     "compiler_version NOT IN (SELECT value FROM json_each(?5))) "
@@ -253,6 +255,7 @@ StaleCounts over_stale(sql::Db& db, const Current& c, bool remove) {
     sql::Stmt s(db, text.c_str());
     s.bind(1, c.compiler_version).bind(2, c.generator_hash).bind(3, c.driver_version).bind(4, c.gpu_name);
     s.bind(5, others);
+    if (where == kStaleKernels) s.bind(6, nlohmann::json(c.options_hash_by_arch).dump());
     if (remove) {
       s.run();
       *out = db.changes();

@@ -10,11 +10,13 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <memory>
 
 #include "cache/cache.hpp"
 #include "core/embedded.hpp"
 #include "core/error.hpp"
+#include "core/target.hpp"
 #include "tools/cli.hpp"
 
 namespace i8g::cli {
@@ -30,14 +32,19 @@ bool exists(const std::string& p) {
   return lstat(p.c_str(), &st) == 0;
 }
 
-// gc keeps what this build would look up: its NVRTC and hipRTC versions and its generator
-// hash. A compiler this build cannot make has no known version; its entries cannot be judged,
-// so gc refuses rather than guess (a wrong guess would delete good entries).
+// gc keeps what this build would look up: its NVRTC and hipRTC versions, its generator hash and
+// the options it compiles each arch with. A compiler this build cannot make has no known
+// version; its entries cannot be judged, so gc refuses rather than guess (a wrong guess would
+// delete good entries). An arch this build does not know has no current options: its kernels go.
 cache::Current current_for(cache::Cache& c) {
-  CompilerVersions versions;
-  const std::string& nv = versions.of("sm_80");
-  const std::string& amd = versions.of("gfx90a");
+  CurrentBuild build;
+  const std::string& nv = build.compiler_version("sm_80");
+  const std::string& amd = build.compiler_version("gfx90a");
   bool has_nv = false, has_amd = false;
+  // Every arch this build compiles, not only those in the file now: a writer may add one meanwhile.
+  std::map<std::string, std::string> options;
+  for (const auto& archs : {Target::supported_archs(), Target::supported_amd_archs()})
+    for (const std::string& arch : archs) options[arch] = build.options_hash(arch);
   for (const auto& k : c.list_kernels({})) (k.key.arch.rfind("gfx", 0) == 0 ? has_amd : has_nv) = true;
   if ((has_nv && nv.empty()) || (has_amd && amd.empty()))
     throw Error("cache gc", fmt::format("cannot tell which {} entries are stale: this build cannot make its {} "
@@ -48,6 +55,7 @@ cache::Current current_for(cache::Cache& c) {
   cur.compiler_version = nv.empty() ? amd : nv;
   if (!nv.empty() && !amd.empty()) cur.other_compiler_versions = {amd};
   cur.generator_hash = generator_hash();
+  cur.options_hash_by_arch = options;
   if (cur.compiler_version.empty()) throw Error("cache gc", "no compiler version known to this build; nothing removed");
   return cur;
 }
@@ -66,7 +74,8 @@ void run_gc(const CacheOptions& o) {
   }
   std::string kept = cur.compiler_version;
   for (const auto& v : cur.other_compiler_versions) kept += ", " + v;
-  fmt::print("{} {} stale entries ({} kernels, {} timings, {} winners) from {}; kept entries of {}, generator {}\n",
+  fmt::print("{} {} stale entries ({} kernels, {} timings, {} winners) from {}; kept entries of {}, generator {} "
+             "and this build's compile options\n",
              o.dry_run ? "would remove" : "removed", n.total(), n.kernels, n.timings, n.winners, path, kept,
              cur.generator_hash.substr(0, 12));
 }
@@ -126,7 +135,8 @@ void setup_cache(CLI::App& app) {
   auto opts = std::make_shared<CacheOptions>();
   CLI::App* cmd = app.add_subcommand("cache", "cache maintenance on request: gc, quarantine");
   cmd->require_subcommand(1);
-  CLI::App* gc = cmd->add_subcommand("gc", "remove entries made by another compiler or template version");
+  CLI::App* gc = cmd->add_subcommand(
+      "gc", "remove entries made by another compiler, template version or compile options, and source overrides");
   gc->add_flag("--dry-run", opts->dry_run, "only count what would be removed");
   CLI::App* q = cmd->add_subcommand("quarantine", "move an unreadable cache aside to PATH.broken-<time> (never deletes)");
   q->add_flag("--force", opts->force, "move it aside even when it opens and passes its integrity check");

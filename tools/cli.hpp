@@ -3,12 +3,14 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "tools/shapes.hpp"
+#include "cache/cache.hpp"
 #include "generator/types.hpp"
+#include "tools/shapes.hpp"
 
 namespace i8g::cli {
 
@@ -33,15 +35,23 @@ std::string resolve_cache_path(const std::string& flag);  // flag, else Cache::d
 // cache, which reads back empty or, in winners, as NaN): never a misleading 0.
 std::string us_or_dash(std::optional<double> us);
 
-// The version this build's compiler for each arch family reports, made once per family ("" when
-// it cannot be made, e.g. hipRTC absent: such entries then show as stale).
-class CompilerVersions {
+// What this build would look up for an arch: its compiler's version (the compiler is made once
+// per vendor; "" when it cannot be made, e.g. hipRTC absent: such entries then show as stale)
+// and the hash of the options it compiles with ("" for an arch this build does not know).
+class CurrentBuild {
  public:
-  const std::string& of(const std::string& arch);
+  const std::string& compiler_version(const std::string& arch);
+  const std::string& options_hash(const std::string& arch);
+  // "" when this build's lookups can reach `k`, else why not (one phrase). A source-override
+  // entry is judged on its compiler and options only: its generator hash is never current.
+  std::string stale_reason(const cache::StoredKernel& k);
+  // "ok", "stale", or "override" (compiled from a source override; see stale_reason too).
+  std::string status(const cache::StoredKernel& k);
 
  private:
   std::string nvidia_, amd_;
   bool nvidia_known_ = false, amd_known_ = false;
+  std::map<std::string, std::string> options_hashes_;
 };
 
 // One-line progress on stderr while a TTY watches; silent otherwise.
@@ -58,6 +68,7 @@ class Progress {
 
 void setup_tune(CLI::App& app);
 void setup_inspect(CLI::App& app);
+void setup_inspect_source(CLI::App& inspect);  // `inspect source` (tools/inspect_source.cpp)
 void setup_bench(CLI::App& app);
 void setup_cache(CLI::App& app);
 

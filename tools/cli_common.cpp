@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cache/cache.hpp"
+#include "core/embedded.hpp"
 #include "core/error.hpp"
 #include "runtime/compile/compiler.hpp"
 #include "tools/cli.hpp"
@@ -83,7 +84,7 @@ std::string us_or_dash(std::optional<double> us) {
   return us && !std::isnan(*us) ? fmt::format("{:.2f}", *us) : std::string("-");
 }
 
-const std::string& CompilerVersions::of(const std::string& arch) {
+const std::string& CurrentBuild::compiler_version(const std::string& arch) {
   const bool amd = arch.rfind("gfx", 0) == 0;
   std::string& v = amd ? amd_ : nvidia_;
   bool& known = amd ? amd_known_ : nvidia_known_;
@@ -96,6 +97,32 @@ const std::string& CompilerVersions::of(const std::string& arch) {
     }
   }
   return v;
+}
+
+const std::string& CurrentBuild::options_hash(const std::string& arch) {
+  auto it = options_hashes_.find(arch);
+  if (it != options_hashes_.end()) return it->second;
+  std::string h;
+  try {
+    h = cache::options_hash(compile_options(Target::from_arch(arch)));
+  } catch (const Error&) {  // an arch this build does not know: nothing of it is current
+  }
+  return options_hashes_[arch] = h;
+}
+
+std::string CurrentBuild::stale_reason(const cache::StoredKernel& k) {
+  if (!cache::is_override(k.key.generator_hash) && k.key.generator_hash != generator_hash())
+    return "made by another template or generator version";
+  if (k.key.compiler_version != compiler_version(k.key.arch))
+    return "made by another compiler (" + k.key.compiler_version + ")";
+  if (k.key.options_hash.empty()) return "made before compile options were part of the key (schema 1)";
+  if (k.key.options_hash != options_hash(k.key.arch)) return "made with other compile options";
+  return "";
+}
+
+std::string CurrentBuild::status(const cache::StoredKernel& k) {
+  if (cache::is_override(k.key.generator_hash)) return "override";
+  return stale_reason(k).empty() ? "ok" : "stale";
 }
 
 Progress::Progress(std::string label) : label_(std::move(label)), tty_(isatty(2)) {}

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <algorithm>
+#include <optional>
 #include <regex>
 #include <tuple>
 
@@ -31,12 +31,19 @@ constexpr const char* kAmdNotice =
 
 bool is_amd(const cache::StoredKernel& k) { return k.key.arch.rfind("gfx", 0) == 0; }
 
-using Versions = CompilerVersions;
-
-// Entries made by another compiler or another version of the templates are unreachable by
-// lookups; inspect shows them as stale.
-bool is_stale(const cache::StoredKernel& k, Versions& versions) {
-  return k.key.generator_hash != generator_hash() || k.key.compiler_version != versions.of(k.key.arch);
+// A row's resource report, or why it has none: rows are untrusted, and rows of older builds may
+// hold an empty report (the utility module's, before it had one).
+std::optional<ResourceReport> report_of(const cache::StoredKernel& k, std::string* why) {
+  if (k.report_json.empty()) {
+    *why = "no resource report recorded";
+    return std::nullopt;
+  }
+  try {
+    return ResourceReport::from_json(nlohmann::json::parse(k.report_json));
+  } catch (const std::exception& e) {
+    *why = std::string("malformed resource report: ") + e.what();
+    return std::nullopt;
+  }
 }
 
 AmdResources amd_of(const cache::StoredKernel& k) {
@@ -48,17 +55,20 @@ AmdResources amd_of(const cache::StoredKernel& k) {
   }
 }
 
-nlohmann::json summary_json(const cache::StoredKernel& k, bool stale) {
+nlohmann::json summary_json(const cache::StoredKernel& k, CurrentBuild& build) {
+  const std::string why = build.stale_reason(k);
   return {{"id", k.id}, {"name", k.key.name}, {"arch", k.key.arch},
           {"compiler", k.key.compiler_version}, {"generator_hash", k.key.generator_hash},
-          {"family", k.family}, {"problem", k.problem_key}, {"config", k.config},
-          {"registers", k.registers}, {"smem_bytes", k.smem_bytes}, {"stack_bytes", k.stack_bytes},
-          {"spill_bytes", k.spill_bytes}, {"occupancy", k.occupancy},
-          {"binary_bytes", k.binary_size}, {"stale", stale}};
+          {"options_hash", k.key.options_hash}, {"family", k.family}, {"problem", k.problem_key},
+          {"config", k.config}, {"registers", k.registers}, {"smem_bytes", k.smem_bytes},
+          {"stack_bytes", k.stack_bytes}, {"spill_bytes", k.spill_bytes}, {"occupancy", k.occupancy},
+          {"binary_bytes", k.binary_size}, {"status", build.status(k)},
+          {"generated", !cache::is_override(k.key.generator_hash)},
+          {"stale", cache::is_override(k.key.generator_hash) || !why.empty()}, {"stale_reason", why}};
 }
 
-nlohmann::json summary_json(const cache::StoredKernel& k, bool stale, const AmdResources& a) {
-  nlohmann::json j = summary_json(k, stale);
+nlohmann::json summary_json(const cache::StoredKernel& k, CurrentBuild& build, const AmdResources& a) {
+  nlohmann::json j = summary_json(k, build);
   if (a.present) {
     j["amd"] = a.to_json();
     j["executed"] = false;  // compiled and audited only
@@ -76,58 +86,82 @@ std::vector<cache::StoredKernel> select(cache::Cache& c, const std::string& filt
 
 void run_list(const InspectOptions& o) {
   cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
-  Versions cv;
+  CurrentBuild build;
   const auto ks = select(c, o.filter, false);
   if (o.json) {
     nlohmann::json arr = nlohmann::json::array();
-    for (const auto& k : ks) arr.push_back(summary_json(k, is_stale(k, cv), amd_of(k)));
+    for (const auto& k : ks) arr.push_back(summary_json(k, build, amd_of(k)));
     fmt::print("{}\n", arr.dump(2));
     return;
   }
   const size_t amd = size_t(std::count_if(ks.begin(), ks.end(), is_amd));
   const bool header = amd < ks.size() || ks.empty();
   if (header)
-    fmt::print("{:<100} {:<7} {:>4} {:>7} {:>6} {:>6} {:>5} {:>6}\n", "name", "arch", "regs", "smem",
+    fmt::print("{:<100} {:<7} {:>4} {:>7} {:>6} {:>6} {:>5} {:>8}\n", "name", "arch", "regs", "smem",
                "stack", "spills", "occ", "status");
   for (const auto& k : ks) {
     if (is_amd(k)) continue;
-    fmt::print("{:<100} {:<7} {:>4} {:>7} {:>6} {:>6} {:>4.0f}% {:>6}\n", k.key.name, k.key.arch,
-               k.registers, k.smem_bytes, k.stack_bytes, k.spill_bytes, 100 * k.occupancy,
-               is_stale(k, cv) ? "stale" : "ok");
+    fmt::print("{:<100} {:<7} {:>4} {:>7} {:>6} {:>6} {:>4.0f}% {:>8}\n", k.key.name, k.key.arch,
+               k.registers, k.smem_bytes, k.stack_bytes, k.spill_bytes, 100 * k.occupancy, build.status(k));
   }
   if (amd > 0) {
     if (header) fmt::print("\n");
-    fmt::print("{:<100} {:<7} {:>4} {:>4} {:>4} {:>6} {:>7} {:>6} {:>4} {:>5} {:>6}\n", "name", "arch", "vgpr",
+    fmt::print("{:<100} {:<7} {:>4} {:>4} {:>4} {:>6} {:>7} {:>6} {:>4} {:>5} {:>8}\n", "name", "arch", "vgpr",
                "agpr", "sgpr", "lds", "scratch", "spills", "mfma", "occ", "status");
     for (const auto& k : ks) {
       if (!is_amd(k)) continue;
       const AmdResources a = amd_of(k);
-      fmt::print("{:<100} {:<7} {:>4} {:>4} {:>4} {:>6} {:>7} {:>6} {:>4} {:>4.0f}% {:>6}\n", k.key.name,
+      fmt::print("{:<100} {:<7} {:>4} {:>4} {:>4} {:>6} {:>7} {:>6} {:>4} {:>4.0f}% {:>8}\n", k.key.name,
                  k.key.arch, a.vgprs, a.agprs, a.sgprs, a.lds_bytes, a.scratch_bytes,
                  std::max(a.vgpr_spills, 0) + std::max(a.sgpr_spills, 0), a.mfma, 100 * k.occupancy,
-                 is_stale(k, cv) ? "stale" : "ok");
+                 build.status(k));
     }
     fmt::print("{}; spills are spilled registers, occupancy is waves per SIMD.\n", kAmdNotice);
   }
+  const size_t overrides = size_t(std::count_if(ks.begin(), ks.end(), [](const cache::StoredKernel& k) {
+    return cache::is_override(k.key.generator_hash);
+  }));
+  if (overrides > 0)
+    fmt::print("{} entries are source overrides (I8GEMM_SOURCE_OVERRIDE_DIR), not generated kernels\n", overrides);
   fmt::print("{} kernels in {}\n", ks.size(), c.path());
+}
+
+// The entry of `name` this build would use; else a source override; else the newest.
+std::optional<cache::StoredKernel> pick_entry(cache::Cache& c, const std::string& name, CurrentBuild& build,
+                                              std::vector<cache::StoredKernel>* all) {
+  std::vector<cache::StoredKernel> matches;
+  for (auto& k : c.list_kernels({})) if (k.key.name == name) matches.push_back(k);
+  if (matches.empty()) return std::nullopt;
+  const cache::StoredKernel* pick = &matches.back();
+  for (const auto& k : matches) if (build.status(k) == "override" && build.stale_reason(k).empty()) pick = &k;
+  for (const auto& k : matches) if (build.status(k) == "ok") pick = &k;
+  auto full = c.get_kernel(pick->id);
+  if (!full) throw Error("inspect show", "the entry vanished while reading");
+  if (all) *all = std::move(matches);
+  return full;
+}
+
+std::string status_line(const cache::StoredKernel& k, CurrentBuild& build) {
+  const std::string why = build.stale_reason(k);
+  if (cache::is_override(k.key.generator_hash))
+    return "override: compiled from a source override (I8GEMM_SOURCE_OVERRIDE_DIR), not generated; never served "
+           "as the generated kernel" + (why.empty() ? std::string() : "; stale: " + why);
+  return why.empty() ? "ok" : "stale: " + why;
 }
 
 void run_show(const InspectOptions& o) {
   cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
-  Versions cv;
-  std::vector<cache::StoredKernel> matches;
-  for (auto& k : c.list_kernels({})) if (k.key.name == o.name) matches.push_back(k);
-  if (matches.empty()) throw Error("inspect show", fmt::format("no kernel named '{}' in {}", o.name, c.path()));
-  // Prefer the entry this build would use; else the newest.
-  const cache::StoredKernel* pick = &matches.back();
-  for (const auto& k : matches) if (!is_stale(k, cv)) pick = &k;
-  const auto full = c.get_kernel(pick->id);
-  if (!full) throw Error("inspect show", "the entry vanished while reading");
+  CurrentBuild build;
+  std::vector<cache::StoredKernel> all;
+  const auto full = pick_entry(c, o.name, build, &all);
+  if (!full) throw Error("inspect show", fmt::format("no kernel named '{}' in {}", o.name, c.path()));
   const cache::StoredKernel& k = *full;
-  ResourceReport rep = ResourceReport::from_json(nlohmann::json::parse(k.report_json));
+  std::string no_report;
+  const std::optional<ResourceReport> rep = report_of(k, &no_report);
   if (o.json) {
-    nlohmann::json j = summary_json(k, is_stale(k, cv), rep.amd);
-    j["report"] = rep.to_json();
+    nlohmann::json j = summary_json(k, build, rep ? rep->amd : AmdResources{});
+    j["report"] = rep ? rep->to_json() : nlohmann::json(nullptr);
+    if (!rep) j["report_note"] = no_report;
     j["options"] = k.options;
     j["source"] = k.source;
     j["entry"] = k.entry;
@@ -139,13 +173,17 @@ void run_show(const InspectOptions& o) {
     fmt::print("{}\n", j.dump(2));
     return;
   }
-  fmt::print("name      {}\narch      {}\ncompiler  {}\ngenerator {}\nfamily    {}\nproblem   {}\nconfig    {}\n"
-             "entry     {}\nsymbol    {}\noptions   {}\nbinary    {} bytes, sha256 {}\nstatus    {}\n\n",
-             k.key.name, k.key.arch, k.key.compiler_version, k.key.generator_hash, k.family,
-             k.problem_key, k.config, k.entry, k.lowered_name, fmt::join(k.options, " "),
-             k.binary.size(), k.binary_sha256, is_stale(k, cv) ? "stale (another compiler or template version)" : "ok");
+  fmt::print("name      {}\narch      {}\ncompiler  {}\ngenerator {}\noptions#  {}\nfamily    {}\nproblem   {}\n"
+             "config    {}\nentry     {}\nsymbol    {}\noptions   {}\nbinary    {} bytes, sha256 {}\nstatus    {}\n",
+             k.key.name, k.key.arch, k.key.compiler_version, k.key.generator_hash,
+             k.key.options_hash.empty() ? "(none: schema 1)" : k.key.options_hash, k.family, k.problem_key,
+             k.config, k.entry, k.lowered_name, fmt::join(k.options, " "), k.binary.size(), k.binary_sha256,
+             status_line(k, build));
+  for (const auto& other : all)
+    if (other.id != k.id) fmt::print("also      id {} ({}); not shown\n", other.id, status_line(other, build));
+  fmt::print("\n");
   if (is_amd(k)) fmt::print("{}.\n\n", kAmdNotice);
-  fmt::print("== report ==\n{}\n", rep.to_text());
+  fmt::print("== report ==\n{}\n", rep ? rep->to_text() : no_report + "\n");
   const std::vector<cache::Timing> ts = c.timings_for_kernel(k.id);
   if (!ts.empty()) {
     fmt::print("== timings ==\n{:>6} {:<14} {:<9} {:>10} {:>10} {:>10} {:>10}  {}\n", "M", "gpu", "status",
@@ -165,17 +203,18 @@ void run_show(const InspectOptions& o) {
     fmt::print("== PTX ==\n{}\n", k.ir);
   const char* isa_title = is_amd(k) ? "AMDGPU ISA (comgr disassembly of the kernel symbol)" : "SASS";
   if (k.isa.empty())
-    fmt::print("== {} ==\nunavailable: {}\n", isa_title, rep.sass_note.empty() ? "not recorded" : rep.sass_note);
+    fmt::print("== {} ==\nunavailable: {}\n", isa_title,
+               rep && !rep->sass_note.empty() ? rep->sass_note : "not recorded");
   else
     fmt::print("== {} ==\n{}\n", isa_title, k.isa);
 }
 
 void run_winners(const InspectOptions& o) {
   cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
-  Versions cv;
+  CurrentBuild build;
   // Like kernels: a winner tuned with another compiler or template version is never looked up.
   auto stale = [&](const cache::Winner& w) {
-    return w.key.generator_hash != generator_hash() || w.key.compiler_version != cv.of(w.key.arch);
+    return w.key.generator_hash != generator_hash() || w.key.compiler_version != build.compiler_version(w.key.arch);
   };
   std::vector<cache::Winner> ws = c.list_winners();
   std::sort(ws.begin(), ws.end(), [](const cache::Winner& a, const cache::Winner& b) {
@@ -210,14 +249,7 @@ struct Finding {
 // The seed's acceptance checks, on the code object's own fields: the exact kernel symbol is
 // found, metadata and descriptor agree, nothing spills or uses scratch, the ISA has MFMAs.
 // A failed check rejects the candidate (severity "reject": a non-zero exit).
-void audit_amd(const cache::StoredKernel& k, std::vector<Finding>& out) {
-  ResourceReport rep;
-  try {
-    rep = ResourceReport::from_json(nlohmann::json::parse(k.report_json));
-  } catch (const std::exception& e) {
-    out.push_back({"reject", k.key.name, std::string("resource report unreadable: ") + e.what()});
-    return;
-  }
+void audit_amd(const cache::StoredKernel& k, const ResourceReport& rep, std::vector<Finding>& out) {
   const AmdResources& a = rep.amd;
   if (!a.present || a.vgprs < 0 || a.sgprs < 0 || a.lds_bytes < 0 || a.scratch_bytes < 0 || a.vgpr_spills < 0)
     out.push_back({"reject", k.key.name, "kernel " + rep.symbol + " has no metadata in its code object"});
@@ -233,9 +265,36 @@ void audit_amd(const cache::StoredKernel& k, std::vector<Finding>& out) {
     out.push_back({"warning", k.key.name, fmt::format("{:.2f} waves per SIMD (limited by {})", a.waves_per_simd, rep.occupancy_limiter)});
 }
 
+void audit_nvidia(const cache::StoredKernel& k, const ResourceReport& rep, std::vector<Finding>& out) {
+  if (k.spill_bytes > 0) out.push_back({"warning", k.key.name, fmt::format("spills {} bytes", k.spill_bytes)});
+  if (k.stack_bytes > 0) out.push_back({"warning", k.key.name, fmt::format("uses {} bytes of local memory (stack frame)", k.stack_bytes)});
+  if (k.registers >= 255) out.push_back({"warning", k.key.name, "at the register limit (255)"});
+  if (k.registers < 0 || k.smem_bytes < 0) out.push_back({"warning", k.key.name, "resource report incomplete"});
+  if (!rep.consistent) out.push_back({"warning", k.key.name, "ptxas log and CUBIN disagree: " + fmt::format("{}", fmt::join(rep.notes, "; "))});
+  if (rep.occupancy > 0 && rep.occupancy < 0.25)
+    out.push_back({"warning", k.key.name, fmt::format("occupancy {:.0f}% (limited by {})", 100 * rep.occupancy, rep.occupancy_limiter)});
+}
+
+// One row; a row that cannot be judged is named and the audit goes on (its error fails the run).
+void audit_kernel(const cache::StoredKernel& k, CurrentBuild& build, std::vector<Finding>& out) {
+  const std::string stale = build.stale_reason(k);
+  std::string why;
+  if (const std::optional<ResourceReport> rep = report_of(k, &why)) {
+    if (is_amd(k)) audit_amd(k, *rep, out);
+    else audit_nvidia(k, *rep, out);
+  } else if (stale.empty() || !k.report_json.empty()) {
+    // (A stale row without a report is one an older build stored: unreachable, nothing to judge.)
+    out.push_back({is_amd(k) ? "reject" : "error", k.key.name, fmt::format("id {}: {}", k.id, why)});
+  }
+  if (cache::is_override(k.key.generator_hash))
+    out.push_back({"info", k.key.name, "source override (I8GEMM_SOURCE_OVERRIDE_DIR): not generated; reached only "
+                                       "while that override is set, never as the generated kernel"});
+  if (!stale.empty()) out.push_back({"info", k.key.name, "stale: " + stale + "; lookups skip it"});
+}
+
 void run_audit(const InspectOptions& o) {
   cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
-  Versions cv;
+  CurrentBuild build;
   std::vector<Finding> findings;
   const cache::Cache::Audit a = c.audit();
   if (a.integrity != "ok") findings.push_back({"error", "(database)", "integrity check: " + a.integrity});
@@ -252,23 +311,8 @@ void run_audit(const InspectOptions& o) {
   }
   size_t amd = 0;
   for (const auto& k : ks) {
-    if (is_amd(k)) {
-      ++amd;
-      audit_amd(k, findings);
-      if (is_stale(k, cv)) findings.push_back({"info", k.key.name, "stale: made by another compiler or template version; lookups skip it"});
-      continue;
-    }
-    if (k.spill_bytes > 0) findings.push_back({"warning", k.key.name, fmt::format("spills {} bytes", k.spill_bytes)});
-    if (k.stack_bytes > 0) findings.push_back({"warning", k.key.name, fmt::format("uses {} bytes of local memory (stack frame)", k.stack_bytes)});
-    if (k.registers >= 255) findings.push_back({"warning", k.key.name, "at the register limit (255)"});
-    if (k.registers < 0 || k.smem_bytes < 0) findings.push_back({"warning", k.key.name, "resource report incomplete"});
-    if (!k.report_json.empty()) {
-      const ResourceReport rep = ResourceReport::from_json(nlohmann::json::parse(k.report_json));
-      if (!rep.consistent) findings.push_back({"warning", k.key.name, "ptxas log and CUBIN disagree: " + fmt::format("{}", fmt::join(rep.notes, "; "))});
-      if (rep.occupancy > 0 && rep.occupancy < 0.25)
-        findings.push_back({"warning", k.key.name, fmt::format("occupancy {:.0f}% (limited by {})", 100 * rep.occupancy, rep.occupancy_limiter)});
-    }
-    if (is_stale(k, cv)) findings.push_back({"info", k.key.name, "stale: made by another compiler or template version; lookups skip it"});
+    amd += is_amd(k);
+    audit_kernel(k, build, findings);
   }
   int errors = 0;
   if (o.json) {
@@ -290,7 +334,7 @@ void run_audit(const InspectOptions& o) {
 
 void setup_inspect(CLI::App& app) {
   auto opts = std::make_shared<InspectOptions>();
-  CLI::App* cmd = app.add_subcommand("inspect", "list, show and audit cache entries (read-only)");
+  CLI::App* cmd = app.add_subcommand("inspect", "list, show and audit cache entries (read-only); dump a kernel's source");
   cmd->add_option("--cache", opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   cmd->add_option("--filter", opts->filter, "only kernels whose name matches this regex");
   cmd->add_flag("--json", opts->json, "print JSON");
@@ -305,6 +349,7 @@ void setup_inspect(CLI::App& app) {
     sub->add_option("--filter", opts->filter, "only kernels whose name matches this regex");
     sub->add_flag("--json", opts->json, "print JSON");
   }
+  setup_inspect_source(*cmd);
   list->callback([opts] { run_list(*opts); });
   show->callback([opts] { run_show(*opts); });
   audit->callback([opts] { run_audit(*opts); });

@@ -20,7 +20,6 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
-#include <cstdlib>
 
 #include "core/error.hpp"
 
@@ -55,10 +54,10 @@ void close_fd(int& fd) {
 
 }  // namespace
 
-std::string find_helper(const std::string& name, const char* env_var, const std::string& build_path) {
-  if (const char* env = env_var ? std::getenv(env_var) : nullptr; env && *env) {
-    if (executable(env)) return env;
-    throw Error(name, fmt::format("{}={} is not an executable file", env_var, env));
+std::string find_helper(const std::string& name, const HelperOverride& chosen, const std::string& build_path) {
+  if (!chosen.path.empty()) {
+    if (executable(chosen.path)) return chosen.path;
+    throw Error(name, fmt::format("{}={} is not an executable file", chosen.variable, chosen.path));
   }
   std::vector<std::string> tried;
   auto candidate = [&](const std::string& dir) -> std::string {
@@ -80,7 +79,7 @@ std::string find_helper(const std::string& name, const char* env_var, const std:
   for (const std::string& t : tried) list += (list.empty() ? "" : ", ") + t;
   throw Error(name, fmt::format("the helper executable {} was not found (looked at: {}); install it next to the "
                                 "library or program, or set {} to its path",
-                                name, list, env_var ? env_var : "its path"));
+                                name, list, chosen.variable.empty() ? "its path" : chosen.variable));
 }
 
 std::string run_helper(const std::string& what, const std::string& exe, const std::vector<std::string>& args,

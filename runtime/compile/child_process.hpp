@@ -9,11 +9,18 @@
 
 namespace i8g {
 
-// The helper executable `name`: $env_var when set (which must then name an executable file),
-// else the first executable found next to the module holding this code (the shared library or
-// the program, via dladdr), next to /proc/self/exe, or at `build_path` (this build tree's copy).
-// Throws Error listing every place it looked.
-std::string find_helper(const std::string& name, const char* env_var, const std::string& build_path);
+// A path the user chose for a helper (from core/options.hpp), and the variable it came from,
+// which errors name.
+struct HelperOverride {
+  std::string path;      // empty: not chosen
+  std::string variable;  // e.g. "I8GEMM_HIPRTC_WORKER"
+};
+
+// The helper executable `name`: the chosen path when set (which must then name an executable
+// file), else the first executable found next to the module holding this code (the shared
+// library or the program, via dladdr), next to /proc/self/exe, or at `build_path` (this build
+// tree's copy). Throws Error listing every place it looked.
+std::string find_helper(const std::string& name, const HelperOverride& chosen, const std::string& build_path);
 
 // Spawns `exe` with `args` (argv[1..]), writes `request` to its stdin and closes it, and collects
 // its stdout and stderr. The answer must start with `magic`, then 'O' and the payload (returned)

@@ -34,6 +34,9 @@ class Compiler {
   // Throws Error (where = "nvrtcCompileProgram" etc.) carrying the whole log on failure.
   virtual Binary compile(const Source& src, const Target& target) const = 0;
   virtual std::string version() const = 0;  // "nvrtc 13.0"
+  // The options compile() passes for `target`, known before compiling: they are part of a
+  // binary's cache key (a release that changes a flag must not be served old binaries).
+  virtual std::vector<std::string> options(const Target& target) const = 0;
 };
 
 // NVRTC for NVIDIA targets, hipRTC for AMD ones (gfx908, gfx90a; others refused up front).
@@ -41,6 +44,9 @@ std::unique_ptr<Compiler> make_compiler(const Target& target);
 
 // The options NVRTC gets for `target` (exposed so tests and the cache key can see them).
 std::vector<std::string> nvrtc_options(const Target& target);
+// The options this build's compiler for `target` uses (NVRTC or hipRTC), without making the
+// compiler (no hipRTC helper is started): what `inspect` and `cache gc` compare keys against.
+std::vector<std::string> compile_options(const Target& target);
 
 struct CompileOutcome {
   std::optional<Binary> binary;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "core/options.hpp"
 #include "runtime/compile/amd_code_object.hpp"
 #include "runtime/compile/child_process.hpp"
 #include "runtime/compile/hiprtc_work.hpp"
@@ -25,7 +26,8 @@ namespace {
 #ifdef I8G_HAVE_HIP
 // One request to a fresh worker process.
 std::string ask_worker(const std::string& what, const std::string& request) {
-  const std::string exe = find_helper("i8gemm_hiprtc_worker", "I8GEMM_HIPRTC_WORKER", I8G_HIPRTC_WORKER_BUILD_PATH);
+  const std::string exe = find_helper("i8gemm_hiprtc_worker", {options().hiprtc_worker, "I8GEMM_HIPRTC_WORKER"},
+                                      I8G_HIPRTC_WORKER_BUILD_PATH);
   return run_helper(what, exe, {"--serve"}, request, hiprtc_work::kAnswerMagic);
 }
 #endif
@@ -47,6 +49,7 @@ class HipCompiler final : public Compiler {
     return b;
   }
   std::string version() const override { return version_; }
+  std::vector<std::string> options(const Target& target) const override { return hip_options(target.arch); }
 
  private:
   std::string version_;

@@ -18,6 +18,7 @@ bool hip_arch_supported(const std::string& arch);
 // Empty when supported, else the one-line refusal ("gfx942 is not supported by ...").
 std::string hip_arch_refusal(const std::string& arch);
 
+// What hipRTC gets for `arch`; hip_compile_isolated records exactly these in Binary::options.
 std::vector<std::string> hip_options(const std::string& arch);
 
 // Throws Error for an unsupported arch (up front, no helper started), when the helper is not

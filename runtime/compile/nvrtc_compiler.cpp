@@ -60,6 +60,7 @@ class NvrtcCompiler final : public Compiler {
     check(nvrtcVersion(&major, &minor), "nvrtcVersion", "version");
     return fmt::format("nvrtc {}.{}", major, minor);
   }
+  std::vector<std::string> options(const Target& target) const override { return nvrtc_options(target); }
 };
 
 Binary NvrtcCompiler::compile(const Source& src, const Target& target) const {
@@ -70,7 +71,7 @@ Binary NvrtcCompiler::compile(const Source& src, const Target& target) const {
   b.name = src.name;
   b.arch = target.arch;
   b.entry = src.entry;
-  b.options = nvrtc_options(target);
+  b.options = options(target);
   b.compiler = version();
 
   Program prog(src);
@@ -113,6 +114,10 @@ std::vector<std::string> nvrtc_options(const Target& target) {
           "-v",
           "-Xptxas",
           "-warn-spills"};
+}
+
+std::vector<std::string> compile_options(const Target& target) {
+  return target.amd ? hip_options(target.arch) : nvrtc_options(target);
 }
 
 std::unique_ptr<Compiler> make_compiler(const Target& target) {

@@ -10,10 +10,11 @@
 
 #include <cctype>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "core/options.hpp"
 
 #ifndef I8G_NVDISASM_DEFAULT
 #define I8G_NVDISASM_DEFAULT ""
@@ -33,8 +34,8 @@ bool executable_file(const std::string& path) {
 class TempFile {
  public:
   explicit TempFile(const char* tag) {
-    const char* dir = std::getenv("TMPDIR");
-    std::string pattern = std::string(dir && *dir ? dir : "/tmp") + "/i8g_" + tag + "_XXXXXX";
+    const std::string& dir = options().tmpdir;
+    std::string pattern = (dir.empty() ? std::string("/tmp") : dir) + "/i8g_" + tag + "_XXXXXX";
     std::vector<char> buf(pattern.begin(), pattern.end());
     buf.push_back('\0');
     int fd = mkstemp(buf.data());
@@ -65,12 +66,12 @@ std::string slurp(const std::string& path) {
 
 std::string find_nvdisasm(std::string* note) {
   std::string why;
-  if (const char* env = std::getenv("I8GEMM_NVDISASM"); env && *env) {
-    if (executable_file(env)) return env;
-    if (note) *note = std::string("nvdisasm not found: I8GEMM_NVDISASM=") + env + " is not an executable file";
+  if (const std::string& chosen = options().nvdisasm; !chosen.empty()) {
+    if (executable_file(chosen)) return chosen;
+    if (note) *note = "nvdisasm not found: I8GEMM_NVDISASM=" + chosen + " is not an executable file";
     return {};
   }
-  if (const char* path = std::getenv("PATH")) {
+  if (const std::string& path = options().path; !path.empty()) {
     std::stringstream ss(path);
     std::string dir;
     while (std::getline(ss, dir, ':'))

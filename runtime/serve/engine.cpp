@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "cache/cache.hpp"
+#include "core/options.hpp"
 #include "generator/generator.hpp"
 #include "i8gemm/i8gemm.h"
 #include "runtime/compile/compiler.hpp"
@@ -64,7 +65,7 @@ std::string problem_id(const GemmProblem& p) { return p.key(); }
 // I8GEMM_SPLIT_K=<s> splits an mma_sync default's K s ways wherever that is valid.
 KernelConfig untuned_default(const GemmProblem& p, const Target& t, int64_t m) {
   KernelConfig c = heuristic_default(p, t, m);
-  if (const char* f = std::getenv("I8GEMM_FAMILY"); f && *f) {
+  if (const std::string& f = options().family; !f.empty()) {
     const std::optional<Family> fam = parse_family(f);
     if (!fam)
       throw Error(ErrorKind::invalid_argument, "i8gemm_prepare",
@@ -74,9 +75,9 @@ KernelConfig untuned_default(const GemmProblem& p, const Target& t, int64_t m) {
     } catch (const Error&) {  // that family cannot run this problem: keep the default
     }
   }
-  if (const char* v = std::getenv("I8GEMM_SPLIT_K"); v && *v && c.family == Family::mma_sync) {
+  if (const int s = options().split_k; s != 0 && c.family == Family::mma_sync) {
     KernelConfig sc = c;
-    sc.split_k = std::atoi(v);
+    sc.split_k = s;
     if (invalid_reason(p, sc, t).empty()) c = sc;
   }
   return c;

@@ -1,5 +1,8 @@
+// Emit (or a source override) -> compile -> report -> store: the one path by which a kernel
+// reaches the cache.
 #include "runtime/serve/jit.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -18,18 +21,48 @@ const char* to_string(JitOutcome::Status s) {
   return "?";
 }
 
+cache::BinaryKey binary_key(const KernelSource& ks, const Compiler& compiler, const Target& target) {
+  return {ks.source.name, target.arch, compiler.version(), source_origin_hash(ks),
+          cache::options_hash(compiler.options(target))};
+}
+
 cache::BinaryKey binary_key(const KernelSpec& spec, const Compiler& compiler) {
-  return {spec.name(), spec.arch, compiler.version(), generator_hash()};
+  return binary_key(with_override(emit(spec)), compiler, Target::from_arch(spec.arch));
 }
 
 namespace {
 
-// The record of a binary as compiled: source, options, image and its hash, IR and log.
-cache::StoredKernel stored_binary(const cache::BinaryKey& key, const Source& src, const Binary& bin) {
+// The utility module's kernels all launch 256-thread blocks without dynamic shared memory
+// (runtime/serve/engine.cpp); its report is that of its entry kernel.
+constexpr int kUtilityThreads = 256;
+
+// Spill bytes as the list shows them: -1 unknown. AMD counts spilled 32-bit registers: 4
+// bytes per lane each.
+int spill_bytes(const ResourceReport& rep) {
+  if (rep.amd.present)
+    return (rep.amd.vgpr_spills < 0 && rep.amd.sgpr_spills < 0)
+               ? -1
+               : 4 * (std::max(rep.amd.vgpr_spills, 0) + std::max(rep.amd.sgpr_spills, 0));
+  return (rep.spill_store_bytes < 0 && rep.spill_load_bytes < 0)
+             ? -1
+             : std::max(rep.spill_store_bytes, 0) + std::max(rep.spill_load_bytes, 0);
+}
+
+}  // namespace
+
+cache::StoredKernel make_stored_kernel(const std::optional<KernelSpec>& spec, const KernelSource& ks,
+                                       const Binary& bin, const Target& target) {
+  const int threads = spec ? int(launch_shape(*spec, 1).block[0]) : kUtilityThreads;
+  const int dynamic_smem = spec ? int(launch_shape(*spec, 1).dynamic_smem) : 0;
+  ResourceReport rep = make_report(bin, target, threads, dynamic_smem);
+  if (!spec) rep.notes.push_back("utility module: the report is that of its entry kernel " + bin.entry);
+  if (ks.overridden())
+    rep.notes.push_back("source override: compiled from " + ks.override_path + ", not from the generator");
   cache::StoredKernel k;
-  k.key = key;
-  k.source = src.code;
-  k.entry = src.entry;
+  // The key records what was used (bin's compiler and options), so it can only ever match them.
+  k.key = {ks.source.name, target.arch, bin.compiler, source_origin_hash(ks), cache::options_hash(bin.options)};
+  k.source = ks.source.code;
+  k.entry = ks.source.entry;
   k.lowered_name = bin.lowered_name;
   k.options = bin.options;
   k.binary = bin.image;
@@ -37,33 +70,21 @@ cache::StoredKernel stored_binary(const cache::BinaryKey& key, const Source& src
   k.ir = bin.ir;
   k.log = bin.log;
   k.compile_ms = bin.compile_ms;
-  return k;
-}
-
-}  // namespace
-
-cache::StoredKernel make_stored_kernel(const KernelSpec& spec, const Source& src,
-                                       const Binary& bin, const Target& target) {
-  const LaunchShape shape = launch_shape(spec, 1);
-  const ResourceReport rep = make_report(bin, target, int(shape.block[0]), int(shape.dynamic_smem));
-  cache::StoredKernel k = stored_binary({spec.name(), spec.arch, bin.compiler, generator_hash()}, src, bin);
-  k.family = to_string(spec.config.family);
-  k.problem_key = spec.problem.key();
-  k.config = spec.config.to_string();
-  k.n = spec.problem.n;
-  k.k = spec.problem.k;
+  if (spec) {
+    k.family = to_string(spec->config.family);
+    k.problem_key = spec->problem.key();
+    k.config = spec->config.to_string();
+    k.n = spec->problem.n;
+    k.k = spec->problem.k;
+  } else {
+    k.family = "utility";
+  }
   k.isa = rep.sass;
   k.report_json = rep.to_json().dump();
   k.registers = rep.registers;
   k.stack_bytes = rep.stack_frame_bytes;
-  k.spill_bytes = (rep.spill_store_bytes < 0 && rep.spill_load_bytes < 0)
-                      ? -1
-                      : std::max(rep.spill_store_bytes, 0) + std::max(rep.spill_load_bytes, 0);
-  if (rep.amd.present)  // AMD counts spilled 32-bit registers: 4 bytes per lane each
-    k.spill_bytes = (rep.amd.vgpr_spills < 0 && rep.amd.sgpr_spills < 0)
-                        ? -1
-                        : 4 * (std::max(rep.amd.vgpr_spills, 0) + std::max(rep.amd.sgpr_spills, 0));
-  k.smem_bytes = rep.static_smem_bytes < 0 ? -1 : rep.static_smem_bytes + int(shape.dynamic_smem);
+  k.spill_bytes = spill_bytes(rep);
+  k.smem_bytes = rep.static_smem_bytes < 0 ? -1 : rep.static_smem_bytes + dynamic_smem;
   k.occupancy = rep.occupancy;
   k.created_at = int64_t(std::time(nullptr));
   return k;
@@ -74,12 +95,13 @@ std::vector<JitOutcome> compile_and_store(
     const Target& target, int threads,
     const std::function<void(size_t done, size_t total)>& progress) {
   std::vector<JitOutcome> out(specs.size());
-  std::vector<Source> todo;
+  std::vector<KernelSource> todo;
   std::vector<size_t> todo_index;
   for (size_t i = 0; i < specs.size(); ++i) {
     out[i].spec = specs[i];
+    KernelSource ks = with_override(emit(specs[i]));
     try {
-      if (auto hit = cache.get_kernel(binary_key(specs[i], compiler))) {
+      if (auto hit = cache.get_kernel(binary_key(ks, compiler, target))) {
         out[i].status = JitOutcome::Status::cached;
         out[i].kernel = std::move(*hit);
         continue;
@@ -90,13 +112,15 @@ std::vector<JitOutcome> compile_and_store(
       if (e.kind() != ErrorKind::corrupt_entry) throw;
       std::fprintf(stderr, "i8gemm: warning: %s; compiling it again\n", e.what());
     }
-    todo.push_back(emit(specs[i]));
+    todo.push_back(std::move(ks));
     todo_index.push_back(i);
   }
   const size_t cached = specs.size() - todo.size();
   if (progress) progress(cached, specs.size());
+  std::vector<Source> sources;
+  for (const KernelSource& ks : todo) sources.push_back(ks.source);
   std::vector<CompileOutcome> built = compile_all(
-      compiler, todo, target, threads,
+      compiler, sources, target, threads,
       [&](size_t done, size_t) { if (progress) progress(cached + done, specs.size()); });
   for (size_t j = 0; j < built.size(); ++j) {
     JitOutcome& o = out[todo_index[j]];
@@ -150,21 +174,15 @@ std::unique_ptr<cache::Cache> open_cache_or_warn(const std::string& path, std::s
 // From the cache if there, else compiled now (and stored when a cache is open).
 cache::StoredKernel fetch_or_compile(cache::Cache* c, const Compiler& compiler, const Source& src,
                                      const std::optional<KernelSpec>& spec, const Target& target) {
-  const cache::BinaryKey key{src.name, target.arch, compiler.version(), generator_hash()};
-  if (auto hit = lookup(c, key)) return *hit;
+  const KernelSource ks = with_override(src);
+  if (auto hit = lookup(c, binary_key(ks, compiler, target))) return *hit;
   Binary bin;
   try {
-    bin = compiler.compile(src, target);
+    bin = compiler.compile(ks.source, target);
   } catch (const Error& e) {
-    throw Error("compile", e.what());
+    throw Error(ErrorKind::compile, "compile", e.what());
   }
-  cache::StoredKernel k;
-  if (spec) {
-    k = make_stored_kernel(*spec, src, bin, target);
-  } else {
-    k = stored_binary(key, src, bin);
-    k.family = "utility";
-  }
+  cache::StoredKernel k = make_stored_kernel(spec, ks, bin, target);
   if (c) {
     try {
       k.id = c->put_kernel(k);

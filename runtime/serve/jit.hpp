@@ -10,6 +10,7 @@
 #include "cache/cache.hpp"
 #include "generator/types.hpp"
 #include "runtime/compile/compiler.hpp"
+#include "runtime/serve/source_override.hpp"
 
 namespace i8g {
 
@@ -22,12 +23,18 @@ struct JitOutcome {
 
 const char* to_string(JitOutcome::Status s);
 
-// The binary key a spec's kernel has under this compiler and this build's templates.
+// The binary key of a kernel's source (generated or overridden) under this compiler, its
+// options for `target` and this build's templates.
+cache::BinaryKey binary_key(const KernelSource& ks, const Compiler& compiler, const Target& target);
+// The same for a spec's kernel (its source override applied, when there is one).
 cache::BinaryKey binary_key(const KernelSpec& spec, const Compiler& compiler);
 
-// Builds the cache record of one compiled kernel (report, SASS, hashes included).
-cache::StoredKernel make_stored_kernel(const KernelSpec& spec, const Source& src,
+// Builds the cache record of one compiled kernel (report, SASS, hashes included). `spec` is
+// null for the utility module, whose report describes its entry kernel.
+cache::StoredKernel make_stored_kernel(const std::optional<KernelSpec>& spec, const KernelSource& ks,
                                        const Binary& bin, const Target& target);
+
+// Every source below goes through with_override (runtime/serve/source_override.hpp).
 
 // Compiles every spec missing from the cache (in `threads` threads), stores each success in
 // its own transaction as soon as the batch is done, and returns one outcome per spec, in order.

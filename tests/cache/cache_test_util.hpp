@@ -32,7 +32,8 @@ inline std::vector<uint8_t> fake_device_elf(size_t payload, int salt = 0, unsign
 // "" when a kernel read back is whole: every column filled, binary matching its hash and a
 // device ELF. Otherwise what is missing (a half-written entry would show here).
 inline std::string entry_problem(const StoredKernel& k) {
-  if (k.key.name.empty() || k.key.arch.empty() || k.key.compiler_version.empty() || k.key.generator_hash.empty())
+  if (k.key.name.empty() || k.key.arch.empty() || k.key.compiler_version.empty() || k.key.generator_hash.empty() ||
+      k.key.options_hash.empty())
     return "key incomplete";
   if (k.family.empty() || k.problem_key.empty() || k.config.empty() || k.entry.empty()) return "text columns empty";
   if (k.source.empty() || k.ir.empty() || k.log.empty() || k.report_json.empty() || k.options.empty())
@@ -44,8 +45,11 @@ inline std::string entry_problem(const StoredKernel& k) {
   return "";
 }
 
+// The options hash make_key uses (any non-empty text will do: the cache only compares it).
+inline std::string test_options_hash() { return std::string(64, 'c'); }
+
 inline BinaryKey make_key(const std::string& name) {
-  return BinaryKey{name, "sm_90a", "nvrtc 13.0", std::string(64, 'a')};
+  return BinaryKey{name, "sm_90a", "nvrtc 13.0", std::string(64, 'a'), test_options_hash()};
 }
 
 // A kernel with every field set to something distinct; `salt` varies the content.

@@ -5,56 +5,28 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <optional>
 
 #include "cache/cache.hpp"
 #include "cache_test_util.hpp"
 #include "core/error.hpp"
+#include "core/options.hpp"
 
 namespace i8g::cache {
 namespace {
 using namespace testing;
 
-// Sets or unsets an environment variable for one scope.
-class EnvVar {
- public:
-  EnvVar(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~EnvVar() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 TEST(CacheFiles, DefaultPathHonoursEnvironmentInOrder) {
-  EnvVar home("HOME", "/home/u");
-  {
-    EnvVar xdg("XDG_CACHE_HOME", nullptr);
-    EnvVar own("I8GEMM_CACHE", nullptr);
-    EXPECT_EQ(Cache::default_path(), "/home/u/.cache/i8gemm/cache.sqlite");
-  }
-  {
-    EnvVar xdg("XDG_CACHE_HOME", "/xdg");
-    EnvVar own("I8GEMM_CACHE", nullptr);
-    EXPECT_EQ(Cache::default_path(), "/xdg/i8gemm/cache.sqlite");
-  }
-  {
-    EnvVar xdg("XDG_CACHE_HOME", "/xdg");
-    EnvVar own("I8GEMM_CACHE", "/elsewhere/my.sqlite");
-    EXPECT_EQ(Cache::default_path(), "/elsewhere/my.sqlite");
-  }
-  {
-    EnvVar xdg("XDG_CACHE_HOME", "");  // empty counts as unset
-    EnvVar own("I8GEMM_CACHE", "");
-    EXPECT_EQ(Cache::default_path(), "/home/u/.cache/i8gemm/cache.sqlite");
-  }
+  auto path_with = [](const char* own, const char* xdg, const char* home) {
+    Options o;
+    o.cache = own, o.xdg_cache_home = xdg, o.home = home;
+    ScopedOptions scope(o);
+    return Cache::default_path();
+  };
+  EXPECT_EQ(path_with("", "", "/home/u"), "/home/u/.cache/i8gemm/cache.sqlite");
+  EXPECT_EQ(path_with("", "/xdg", "/home/u"), "/xdg/i8gemm/cache.sqlite");
+  EXPECT_EQ(path_with("/elsewhere/my.sqlite", "/xdg", "/home/u"), "/elsewhere/my.sqlite");
+  EXPECT_EQ(path_with("", "relative", "/home/u"), "/home/u/.cache/i8gemm/cache.sqlite");  // XDG must be absolute
+  EXPECT_THROW(path_with("", "", ""), Error);
 }
 
 TEST(CacheFiles, NewFileAndDirectoriesAreNotGroupOrWorldWritable) {
@@ -115,13 +87,13 @@ TEST(CacheFiles, NewerSchemaIsRefusedWithBothVersions) {
   { Cache c(path, Cache::Mode::read_write); }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 3", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 9", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
   try {
     Cache c(path, Cache::Mode::read_only);
     ADD_FAILURE() << "opened a newer schema";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("was written by a newer i8gemm (schema 3, this build reads 1)"),
+    EXPECT_NE(std::string(e.what()).find("was written by a newer i8gemm (schema 9, this build reads 2)"),
               std::string::npos)
         << e.what();
   }
@@ -194,7 +166,7 @@ TEST(CacheFiles, EmptyExistingFileBecomesACacheOnlyWhenWritable) {
   EXPECT_THROW(Cache(path, Cache::Mode::read_only), Error);
   EXPECT_EQ(read_bytes(path), "");
   Cache c(path, Cache::Mode::read_write);
-  EXPECT_EQ(c.schema_version(), 1);
+  EXPECT_EQ(c.schema_version(), Cache::kSchemaVersion);
   c.put_kernel(make_kernel("k"));
   EXPECT_EQ(c.list_kernels().size(), 1u);
 }

@@ -48,7 +48,7 @@ TEST(CacheKernels, RoundTripKeepsEveryField) {
     EXPECT_GT(id, 0);
   }
   Cache c(dir.file("c.sqlite"), Cache::Mode::read_only);
-  EXPECT_EQ(c.schema_version(), 1);
+  EXPECT_EQ(c.schema_version(), Cache::kSchemaVersion);
   auto by_key = c.get_kernel(k.key);
   ASSERT_TRUE(by_key);
   EXPECT_EQ(by_key->id, id);
@@ -132,6 +132,39 @@ TEST(CacheKernels, ChangingAnyKeyPartMisses) {
   other = k.key;
   other.name += "_s2";
   EXPECT_FALSE(c.get_kernel(other));
+  other = k.key;
+  other.options_hash = options_hash({"--gpu-architecture=sm_90a", "-O2"});
+  EXPECT_FALSE(c.get_kernel(other));
+}
+
+TEST(CacheKernels, SameNameWithOtherCompileOptionsIsAMissAndASeparateEntry) {
+  TempDir dir;
+  Cache c(dir.file("c.sqlite"), Cache::Mode::read_write);
+  StoredKernel a = make_kernel("k", 1), b = make_kernel("k", 2);
+  a.key.options_hash = options_hash({"--gpu-architecture=sm_90a", "--std=c++17"});
+  b.key.options_hash = options_hash({"--gpu-architecture=sm_90a", "--std=c++17", "-ftz=true"});
+  const int64_t ia = c.put_kernel(a);
+  EXPECT_FALSE(c.get_kernel(b.key)) << "a release that adds a flag must not be served the old binary";
+  const int64_t ib = c.put_kernel(b);
+  EXPECT_NE(ia, ib);
+  expect_same(*c.get_kernel(a.key), a);
+  expect_same(*c.get_kernel(b.key), b);
+}
+
+TEST(CacheKernels, OptionsHashSeparatesOptionsAndIsNeverEmpty) {
+  EXPECT_NE(options_hash({"a b"}), options_hash({"a", "b"}));
+  EXPECT_NE(options_hash({"ab"}), options_hash({"a", "b"}));
+  EXPECT_NE(options_hash({}), options_hash({""}));
+  EXPECT_EQ(options_hash({}).size(), 64u);
+}
+
+TEST(CacheKernels, PutRefusesAKeyWithoutAnOptionsHash) {
+  TempDir dir;
+  Cache c(dir.file("c.sqlite"), Cache::Mode::read_write);
+  StoredKernel k = make_kernel("k");
+  k.key.options_hash.clear();  // what a row of schema 1 reads as: never written anew
+  EXPECT_THROW(c.put_kernel(k), Error);
+  EXPECT_TRUE(c.list_kernels().empty());
 }
 
 TEST(CacheKernels, SameNameUnderAnotherKeyIsASeparateEntry) {
@@ -241,8 +274,30 @@ TEST(CacheKernels, RemoveStaleDropsOtherCompilersAndGenerators) {
   EXPECT_EQ(c.remove_stale(cur.key.compiler_version, cur.key.generator_hash), 0);
 }
 
+TEST(CacheKernels, RemoveStaleDropsOtherCompileOptionsAndUnlistedArchs) {
+  TempDir dir;
+  Cache c(dir.file("c.sqlite"), Cache::Mode::read_write);
+  StoredKernel cur = make_kernel("cur"), other_opts = make_kernel("other_opts", 1), sm80 = make_kernel("sm80", 2),
+               unknown = make_kernel("unknown", 3);
+  other_opts.key.options_hash = std::string(64, 'd');
+  sm80.key.arch = "sm_80";
+  sm80.key.options_hash = std::string(64, 'e');
+  unknown.key.arch = "sm_99";
+  for (const auto* k : {&cur, &other_opts, &sm80, &unknown}) c.put_kernel(*k);
+  Current now{cur.key.compiler_version, cur.key.generator_hash, "", ""};
+  EXPECT_EQ(c.count_stale(now).kernels, 0) << "no options map: not a criterion";
+  now.options_hash_by_arch = {{"sm_90a", test_options_hash()}, {"sm_80", std::string(64, 'e')}};
+  EXPECT_EQ(c.count_stale(now).kernels, 2);
+  StaleCounts removed;
+  c.remove_stale(now, &removed);
+  EXPECT_EQ(removed.kernels, 2);
+  std::vector<std::string> left;
+  for (const auto& k : c.list_kernels()) left.push_back(k.key.name);
+  EXPECT_EQ(left, (std::vector<std::string>{"cur", "sm80"}));
+}
+
 TEST(CacheKernels, KeysPrintThemselves) {
-  EXPECT_EQ(make_key("k").to_string(), "k [sm_90a, nvrtc 13.0, gen aaaaaaaaaaaa]");
+  EXPECT_EQ(make_key("k").to_string(), "k [sm_90a, nvrtc 13.0, gen aaaaaaaaaaaa, opts cccccccccccc]");
   EXPECT_NE(make_tune_key().to_string().find("gpu='NVIDIA H200'"), std::string::npos);
 }
 

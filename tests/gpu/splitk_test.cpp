@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "core/options.hpp"
 #include "generator/generator.hpp"
 #include "runtime/capi/capi_args.hpp"
 #include "runtime/serve/engine.hpp"
@@ -62,7 +63,7 @@ int split_of(const std::string& kernel) {
 
 // 768 x 4096 at M = 1 has at most 24 column tiles for 132 SMs: the default splits K.
 TEST_F(SplitK, DecodeDefaultSplitsAndEveryEpilogueOptionIsExact) {
-  if (std::getenv("I8GEMM_FAMILY")) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
+  if (!options().family.empty()) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
   int checked = 0;
   for (auto o : {I8GEMM_OUT_BF16, I8GEMM_OUT_F16, I8GEMM_OUT_F32, I8GEMM_OUT_I32})
     for (auto act : {I8GEMM_SCALE_PER_TENSOR, I8GEMM_SCALE_PER_TOKEN})
@@ -88,7 +89,7 @@ TEST_F(SplitK, DecodeDefaultSplitsAndEveryEpilogueOptionIsExact) {
 // The arrival counters must be back at zero after every launch: twenty runs in a row with new
 // activations each time, then twenty graph replays, each compared with its own reference.
 TEST_F(SplitK, RepeatedRunsAndGraphReplaysStayExact) {
-  if (std::getenv("I8GEMM_FAMILY")) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
+  if (!options().family.empty()) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
   const i8gemm_problem p = make_problem(2560, 4096);
   const int64_t M = 3;
   const std::string kernel = prepare(p, 64, M);
@@ -178,7 +179,7 @@ TEST_F(SplitK, EveryCandidateOfATp4ShapeIsExact) {
 // One bucket's kernel serves every M up to its bound with one workspace: the tile blocks of a
 // smaller grid are a prefix of a larger one's, so alternating M must stay exact.
 TEST_F(SplitK, AlternatingRowCountsShareOneBucketWorkspace) {
-  if (std::getenv("I8GEMM_FAMILY")) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
+  if (!options().family.empty()) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
   const i8gemm_problem p = make_problem(768, 4096);
   ASSERT_GT(split_of(prepare(p, 128, 128)), 1) << chosen(p, 128);
   int exact = 0;

@@ -12,6 +12,7 @@
 #include <regex>
 
 #include "cache/cache.hpp"
+#include "core/options.hpp"
 #include "runtime/compile/amd_code_object.hpp"
 #include "runtime/compile/hip_compiler.hpp"
 #include "runtime/serve/jit.hpp"
@@ -161,28 +162,25 @@ TEST(HipCompiler, ComgrAbortStaysInTheChildAndTheCallerSurvives) {
   EXPECT_FALSE(b.image.empty());
 }
 
-// Sets an environment variable for one scope (tests run single-threaded here).
-class ScopedEnv {
+// Sets the hipRTC worker option for one scope (as I8GEMM_HIPRTC_WORKER would).
+class ScopedWorker {
  public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
+  explicit ScopedWorker(const std::string& path) : scope_(with(path)) {}
 
  private:
-  const char* name_;
-  std::optional<std::string> old_;
+  static Options with(const std::string& path) {
+    Options o = options();
+    o.hiprtc_worker = path;
+    return o;
+  }
+  ScopedOptions scope_;
 };
 
 TEST(HipCompiler, AMissingWorkerIsAClearErrorNamingTheOverride) {
   const Target t = Target::from_arch("gfx90a");
   const GemmProblem p = test::tp4_problems()[3];
   const KernelSpec spec{p, heuristic_default(p, t, 1), t.arch};
-  ScopedEnv env("I8GEMM_HIPRTC_WORKER", "/nonexistent/i8gemm_hiprtc_worker");
+  ScopedWorker worker("/nonexistent/i8gemm_hiprtc_worker");
   try {
     hip_compile_isolated(emit(spec), "gfx90a");
     ADD_FAILURE() << "compiled without a worker";
@@ -202,7 +200,7 @@ TEST(HipCompiler, AWorkerThatAnswersWithoutTheHeaderIsRefused) {
   const GemmProblem p = test::tp4_problems()[3];
   const KernelSpec spec{p, heuristic_default(p, t, 1), t.arch};
   {
-    ScopedEnv env("I8GEMM_HIPRTC_WORKER", fake);
+    ScopedWorker worker(fake);
     try {
       hip_compile_isolated(emit(spec), "gfx90a");
       ADD_FAILURE() << "a fake worker's answer was taken";

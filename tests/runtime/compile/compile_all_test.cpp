@@ -26,6 +26,7 @@ class ShuffledFakeCompiler : public Compiler {
     return b;
   }
   std::string version() const override { return "fake 1.0"; }
+  std::vector<std::string> options(const Target&) const override { return {}; }
   mutable std::atomic<int> in_flight_{0}, max_in_flight_{0};
 };
 

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 
+#include "core/options.hpp"
 #include "runtime/report/disasm.hpp"
 #include "runtime/report/report.hpp"
 #include "tests/runtime/runtime_test_support.hpp"
@@ -10,18 +11,18 @@
 namespace i8g {
 namespace {
 
-// Sets or clears I8GEMM_NVDISASM for one test, restoring it afterwards.
+// Sets or clears the I8GEMM_NVDISASM option for one test, restoring it afterwards.
 class ScopedNvdisasmEnv {
  public:
-  explicit ScopedNvdisasmEnv(const char* value) {
-    if (const char* old = std::getenv("I8GEMM_NVDISASM")) old_ = old, had_ = true;
-    value ? setenv("I8GEMM_NVDISASM", value, 1) : unsetenv("I8GEMM_NVDISASM");
-  }
-  ~ScopedNvdisasmEnv() { had_ ? setenv("I8GEMM_NVDISASM", old_.c_str(), 1) : unsetenv("I8GEMM_NVDISASM"); }
+  explicit ScopedNvdisasmEnv(const char* value) : scope_(with(value)) {}
 
  private:
-  std::string old_;
-  bool had_ = false;
+  static Options with(const char* value) {
+    Options o = options();
+    o.nvdisasm = value ? value : "";
+    return o;
+  }
+  ScopedOptions scope_;
 };
 
 TEST(Disasm, InstructionMixCountsBaseMnemonicsPastPredicates) {
