@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 #include <regex>
 
 #include "cache/cache.hpp"
@@ -23,6 +24,15 @@ struct TuneFlags {
   std::string arch, cache, filter, m = "1,16,256,4096";
   int jobs = 0, device = 0, samples = 50;
 };
+
+// The family of a generated candidate's kernel; nullopt for a cuBLASLt algorithm.
+std::optional<Family> family_of(const std::string& candidate) {
+  try {
+    return KernelSpec::parse_name(candidate).config.family;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
 
 // Full tuning on the GPU: every candidate and cuBLASLt, verified then timed, per M bucket.
 void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
@@ -68,8 +78,8 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
       // Best fully timed graph median of each generated family (pruned ones have no graph time).
       double best_mma = 0, best_simt = 0;
       for (const CandidateResult& c : r.candidates) {
-        const bool mma = c.candidate.find("_mma_sync_") != std::string::npos;
-        const bool simt = c.candidate.find("_simt_dp4a_") != std::string::npos;
+        const std::optional<Family> family = family_of(c.candidate);
+        const bool mma = family == Family::mma_sync, simt = family == Family::simt_dp4a;
         if (c.status == "ok" && c.graph.median_us > 0 && (mma || simt)) {
           double& best = mma ? best_mma : best_simt;
           if (best == 0 || c.graph.median_us < best) best = c.graph.median_us;
