@@ -33,11 +33,11 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
   if (!is_pow2(c.bm) || !is_pow2(c.bn) || !is_pow2(c.thread_m) || !is_pow2(c.thread_n) || !is_pow2(c.bk))
     return "tile sizes must be powers of two";
   if (c.thread_m > c.bm || c.thread_n > c.bn) return "thread tile larger than block tile";
+  if (c.vec != 1 && c.vec != 4 && c.vec != 8 && c.vec != 16) return "vec must be 1, 4, 8 or 16";
   if (c.bk < 4 || c.bk % c.vec != 0) return fmt::format("bk={} must be a multiple of 4 and of vec", c.bk);
   const int n_threads = threads(c);
   if (n_threads < 32 || n_threads % 32 != 0 || n_threads > 1024)
     return fmt::format("{} threads per block (need whole warps, at most 1024)", n_threads);
-  if (c.vec != 1 && c.vec != 4 && c.vec != 8 && c.vec != 16) return "vec must be 1, 4, 8 or 16";
   if (p.k % c.vec != 0) return fmt::format("K={} is not a multiple of vec={}", p.k, c.vec);
   if (p.layout == WeightLayout::kn && p.n % c.vec != 0)
     return fmt::format("[K,N] weights need N={} to be a multiple of vec={}", p.n, c.vec);

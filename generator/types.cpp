@@ -137,7 +137,7 @@ KernelConfig KernelConfig::parse(Family family, const std::string& text) {
   if (text.size() > 256 || !std::regex_match(text, m, config_regex(family))) {
     throw Error(ErrorKind::invalid_argument, "KernelConfig::parse",
                 is_ten_field_config(text)
-                    ? fmt::format("'{}' is {}", text, kTenFieldNote)
+                    ? fmt::format("'{}' is {}", text.substr(0, 200), kTenFieldNote)
                     : fmt::format("'{}' is not a {} kernel config", text.substr(0, 200), i8g::to_string(family)));
   }
   KernelConfig c;

@@ -132,6 +132,21 @@ TEST(FamilyTable, AFieldOutsideTheNameMakesTheConfigInvalid) {
   }
 }
 
+// A zero anywhere (as a parsed name may hold) is a reason, not a division by zero.
+TEST(FamilyTable, ZeroFieldsAreRefusedNotACrash) {
+  const GemmProblem p{2560, 4096};
+  for (const FamilyInfo* f : families()) {
+    const KernelConfig good = candidates_of(*f, p).front();
+    std::vector<int KernelConfig::*> members = {&KernelConfig::bm, &KernelConfig::bn, &KernelConfig::bk};
+    for (ConfigField field : f->name_fields) members.push_back(field_info(field).member);
+    for (int KernelConfig::*member : members) {
+      KernelConfig bad = good;
+      bad.*member = 0;
+      EXPECT_NE(invalid_reason(p, bad, target_for(*f)), "") << f->name << ": " << bad;
+    }
+  }
+}
+
 TEST(FamilyTable, TenFieldNamesAreRefusedAsStale) {
   for (const char* old : {"i8g_sm90a_simt_dp4a_n768_k4096_nk_tok_ch_bf16_bm16_bn128_bk32_tm4_tn4_wm1_wn1_s1_sk1_v16",
                           "i8g_sm90a_mma_sync_n2560_k4096_nk_tok_ch_bf16_bias_bm128_bn128_bk64_tm0_tn0_wm2_wn4_s4_sk1_v16",
