@@ -1,7 +1,9 @@
-// Per-family rules behind generator.hpp's entry points (internal to generator/). Each family
-// keeps its validity rules, candidate enumeration, cost model and instantiation text in its
-// own file; candidates.cpp and emit.cpp only dispatch.
+// The family table: one record per kernel family, each filled in by its own
+// generator/family_<name>.cpp and listed in generator/families.cpp. The generator's entry points
+// (generator.hpp) loop over or look up this table; nothing else branches on the family.
+// docs/adding_a_family.md says how to add a row.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,25 +12,72 @@
 
 namespace i8g {
 
-// The templates' kOut* code of an output type (templates/epilogue.cuh).
-int out_code(OutType o);
+// A KernelConfig field that a family may list in its kernel names (bm, bn and bk always are).
+enum class ConfigField { thread_m, thread_n, warps_m, warps_n, instr, warpgroups, stages, split_k, vec };
 
-// mma_sync (generator/family_mma_sync.cpp, templates/mma_sync.cuh)
-std::string mma_sync_invalid_reason(const GemmProblem& p, const KernelConfig& c, const Target& t);
-std::vector<KernelConfig> mma_sync_candidates(const GemmProblem& p, const Target& t);
-// Estimated cycles on the busiest SM for m rows (lower is better); only compares configs.
-double mma_sync_cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m);
-int mma_sync_smem_bytes(const KernelConfig& c);  // dynamic shared memory: the stage ring
-int mma_sync_register_estimate(const KernelConfig& c);
-std::string mma_sync_entry(const KernelSpec& s);  // "i8g::mma_sync_kernel<...>"
+struct ConfigFieldInfo {
+  ConfigField field;
+  const char* tag;      // before the value in a name: "wm" in "_wm2"
+  const char* name;     // the KernelConfig member, for messages: "warps_m"
+  int KernelConfig::*member;
+  int max_digits;       // longest value a name may carry
+};
+const std::vector<ConfigFieldInfo>& config_fields();  // every ConfigField, in enum order
+const ConfigFieldInfo& field_info(ConfigField f);
 
-// wgmma (generator/family_wgmma.cpp, templates/wgmma.cuh): sm_90a, [N,K] only, experimental:
-// wgmma_candidates() is empty unless Target::experimental_wgmma is set.
-std::string wgmma_invalid_reason(const GemmProblem& p, const KernelConfig& c, const Target& t);
-std::vector<KernelConfig> wgmma_candidates(const GemmProblem& p, const Target& t);
-double wgmma_cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m);
-int wgmma_smem_bytes(const KernelConfig& c);  // dynamic shared memory: the ring + 1 KiB slack
-int wgmma_register_estimate(const KernelConfig& c);
-std::string wgmma_entry(const KernelSpec& s);  // "i8g::wgmma_kernel<...>"
+// One template argument, named as the template's parameter is (e.g. {"BM", 64}).
+struct TemplateArg {
+  const char* name;
+  long long value;
+  bool long_long = false;  // rendered with an LL suffix (the long long N_ and K_)
+};
+
+struct FamilyInfo {
+  Family family = Family::simt_dp4a;
+  const char* name = "";      // in kernel names, I8GEMM_FAMILY and the cache's family column
+  const char* header = "";    // the template it instantiates, e.g. "mma_sync.cuh"
+  const char* kernel = "";    // the kernel template, e.g. "i8g::mma_sync_kernel"
+  bool amd = false;           // compiled by hipRTC for AMD targets; else NVRTC for NVIDIA ones
+  // The config fields its names list, in order, after bm, bn and bk. Every other field must
+  // keep its KernelConfig{} value (invalid_reason() says so).
+  std::vector<ConfigField> name_fields;
+  bool splits_k = false;      // may run with split_k > 1 (I8GEMM_SPLIT_K applies)
+  // Where nothing was tuned, the family of the highest rank with a candidate runs; 0: never
+  // untuned (an experimental family only a verified tune may pick).
+  int untuned_rank = 0;
+
+  // Why the family cannot run `problem` on `target` at all (arch, layout, alignment), or "".
+  std::string (*unsupported)(const GemmProblem& problem, const Target& target) = nullptr;
+  // The configs worth compiling for a problem it supports (each must be valid).
+  std::vector<KernelConfig> (*candidates)(const GemmProblem& problem, const Target& target) = nullptr;
+  // Why a config breaks the family's rules or the target's budgets, or "". Called only for a
+  // supported problem and a config whose unused fields are at their defaults.
+  std::string (*invalid_reason)(const GemmProblem& problem, const KernelConfig& config,
+                                const Target& target) = nullptr;
+  // Estimated cost of a launch over m rows (lower is better); only ranks the family's configs.
+  double (*cost)(const GemmProblem& problem, const KernelConfig& config, const Target& target,
+                 int64_t m) = nullptr;
+  int (*threads)(const KernelConfig& config) = nullptr;
+  int (*static_smem)(const KernelConfig& config) = no_smem;   // declared in the template
+  int (*dynamic_smem)(const KernelConfig& config) = no_smem;  // passed at launch
+  int (*registers)(const KernelConfig& config) = nullptr;     // per thread, estimated
+  LaunchShape (*launch)(const KernelSpec& spec, int64_t m) = tile_launch;
+  size_t (*workspace)(const KernelSpec& spec, int64_t m) = no_workspace;  // zeroed device bytes
+  int (*alignment)(const KernelConfig& config) = nullptr;    // bytes x and w must be aligned to
+  // The template's arguments in its parameters' order, named as they are.
+  std::vector<TemplateArg> (*template_args)(const KernelSpec& spec) = nullptr;
+
+  static int no_smem(const KernelConfig&) { return 0; }
+  static size_t no_workspace(const KernelSpec&, int64_t) { return 0; }
+  // One block per bm x bn output tile (x along N, y along M), split_k along z; threads() wide.
+  static LaunchShape tile_launch(const KernelSpec& spec, int64_t m);
+};
+
+const std::vector<const FamilyInfo*>& families();  // the table, in candidate order
+const FamilyInfo& family_info(Family f);
+
+// The problem's part of every template's parameters: N_, K_, LAYOUT (unless the family takes
+// one layout only), ACT, WSC, OUT, BIAS, ASYM.
+std::vector<TemplateArg> problem_template_args(const GemmProblem& p, bool with_layout);
 
 }  // namespace i8g

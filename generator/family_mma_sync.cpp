@@ -1,11 +1,14 @@
-// The mma_sync family's rules (templates/mma_sync.cuh): validity, candidates from budgets, a
-// wave/tile cost model for the untuned default, and the instantiation text.
+// The mma_sync family (templates/mma_sync.cuh): int8 m16n8k32 tensor-core MMAs on sm_80+, fed
+// by a cp.async ring of `stages` tiles; warps_m x warps_n warps per block; K optionally split
+// over split_k blocks that reduce through a workspace. Fields: bm, bn, bk, warps_m, warps_n,
+// stages, split_k (loads are always 16 bytes: vec stays 16).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "generator/families.hpp"
+#include "generator/rules.hpp"
+#include "templates/mma_frag.h"
 
 namespace i8g {
 namespace {
@@ -15,17 +18,18 @@ constexpr int kWarpTileNStep = 16;  // one ldmatrix.x4 on B feeds two n8 tiles
 constexpr int kChunk = 16;          // cp.async bytes; K and row pitches must keep it aligned
 constexpr int kMaxSplitK = 16;
 
+int warps(const KernelConfig& c) { return c.warps_m * c.warps_n; }
+int threads(const KernelConfig& c) { return 32 * warps(c); }
+int dynamic_smem(const KernelConfig& c) { return c.stages * (c.bm + c.bn) * c.bk; }  // the ring
 
-int warps(const KernelConfig& c) { return c.wm * c.wn; }
-
-// Blocks of `c` one SM holds at once, from threads, shared memory (+1 KiB the driver reserves
-// per block on sm_80+), registers and the block limit.
-int blocks_per_sm(const KernelConfig& c, const Target& t) {
-  const int threads = c.threads();
-  const int by_threads = t.max_threads_per_sm / threads;
-  const int by_smem = t.smem_per_sm / (mma_sync_smem_bytes(c) + 1024);
-  const int by_regs = t.regs_per_sm / (mma_sync_register_estimate(c) * threads);
-  return std::max(0, std::min({by_threads, by_smem, by_regs, t.max_blocks_per_sm}));
+// Accumulators (one int32 per output per thread), A and B fragments of one k32 step twice over
+// (the compiler overlaps the next step's ldmatrix with this step's mma), and ~40 for
+// addresses, loop state and the epilogue's operands.
+int registers(const KernelConfig& c) {
+  const int wtm = c.bm / std::max(c.warps_m, 1), wtn = c.bn / std::max(c.warps_n, 1);
+  const int acc = wtm * wtn / 32;
+  const int frags = 2 * ((wtm / kMmaM) * 4 + (wtn / 8) * 2);
+  return acc + frags + 40;
 }
 
 // The warp arrangement of `nwarps` over a bm x bn tile whose warp tiles are closest to square
@@ -51,7 +55,7 @@ int64_t tiles_per_slice(const GemmProblem& p, const KernelConfig& c) {
   return (ktiles + c.split_k - 1) / c.split_k;
 }
 
-std::string mma_sync_split_invalid_reason(const GemmProblem& p, const KernelConfig& c) {
+std::string split_invalid_reason(const GemmProblem& p, const KernelConfig& c) {
   if (c.split_k < 1 || c.split_k > kMaxSplitK)
     return fmt::format("split_k={} (need 1 to {})", c.split_k, kMaxSplitK);
   if (c.split_k == 1) return {};
@@ -78,7 +82,7 @@ std::vector<int> split_choices(const GemmProblem& p, const KernelConfig& c, cons
     if (ctas > 3 * int64_t(t.sm_count) || (ktiles + s - 1) / s < 2) continue;
     KernelConfig sc = c;
     sc.split_k = s;
-    if (!mma_sync_split_invalid_reason(p, sc).empty()) continue;
+    if (!split_invalid_reason(p, sc).empty()) continue;
     const double waves = std::ceil(double(ctas) / t.sm_count);
     scored.push_back({-double(ctas) / (waves * t.sm_count), s});
   }
@@ -88,21 +92,7 @@ std::vector<int> split_choices(const GemmProblem& p, const KernelConfig& c, cons
   return out;
 }
 
-}  // namespace
-
-int mma_sync_smem_bytes(const KernelConfig& c) { return c.stages * (c.bm + c.bn) * c.bk; }
-
-// Accumulators (one int32 per output per thread), A and B fragments of one k32 step twice over
-// (the compiler overlaps the next step's ldmatrix with this step's mma), and ~40 for
-// addresses, loop state and the epilogue's operands.
-int mma_sync_register_estimate(const KernelConfig& c) {
-  const int wtm = c.bm / std::max(c.wm, 1), wtn = c.bn / std::max(c.wn, 1);
-  const int acc = wtm * wtn / 32;
-  const int frags = 2 * ((wtm / kMmaM) * 4 + (wtn / 8) * 2);
-  return acc + frags + 40;
-}
-
-std::string mma_sync_invalid_reason(const GemmProblem& p, const KernelConfig& c, const Target& t) {
+std::string unsupported(const GemmProblem& p, const Target& t) {
   if (t.sm < 80) return "mma_sync needs sm_80 or later (cp.async and int8 m16n8k32)";
   if (p.k % kChunk != 0)
     return fmt::format("K={} is not a multiple of 16, which 16-byte cp.async rows need "
@@ -110,29 +100,31 @@ std::string mma_sync_invalid_reason(const GemmProblem& p, const KernelConfig& c,
   if (p.layout == WeightLayout::kn && p.n % kChunk != 0)
     return fmt::format("[K,N] weights need N={} to be a multiple of 16: their 16-byte cp.async "
                        "chunks run along n (simt_dp4a covers it)", p.n);
-  if (std::string why = mma_sync_split_invalid_reason(p, c); !why.empty()) return why;
-  if (c.tm != 0 || c.tn != 0) return "mma_sync has no thread tile (tm = tn = 0)";
-  if (c.vec != kChunk) return "mma_sync loads 16 bytes per cp.async (vec = 16)";
-  if (c.wm < 1 || c.wn < 1 || warps(c) > 8 || (warps(c) & (warps(c) - 1)) != 0)
-    return fmt::format("{}x{} warps (need 1 to 8, a power of two)", c.wm, c.wn);
-  if (c.bm <= 0 || c.bn <= 0 || c.bm % (kMmaM * c.wm) != 0)
-    return fmt::format("bm={} over {} warps: the warp tile M must be a multiple of 16", c.bm, c.wm);
-  if (c.bn % (kWarpTileNStep * c.wn) != 0)
-    return fmt::format("bn={} over {} warps: the warp tile N must be a multiple of 16", c.bn, c.wn);
+  return {};
+}
+
+std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Target& t) {
+  if (std::string why = split_invalid_reason(p, c); !why.empty()) return why;
+  if (c.warps_m < 1 || c.warps_n < 1 || warps(c) > 8 || !is_pow2(warps(c)))
+    return fmt::format("{}x{} warps (need 1 to 8, a power of two)", c.warps_m, c.warps_n);
+  if (c.bm <= 0 || c.bn <= 0 || c.bm % (kMmaM * c.warps_m) != 0)
+    return fmt::format("bm={} over {} warps: the warp tile M must be a multiple of 16", c.bm, c.warps_m);
+  if (c.bn % (kWarpTileNStep * c.warps_n) != 0)
+    return fmt::format("bn={} over {} warps: the warp tile N must be a multiple of 16", c.bn, c.warps_n);
   if (c.bm > 256 || c.bn > 256) return "block tiles above 256 x 256";
-  if (p.layout == WeightLayout::kn && (c.bn & (c.bn - 1)) != 0)
+  if (p.layout == WeightLayout::kn && !is_pow2(c.bn))
     return fmt::format("bn={}: [K,N] weights need bn a power of two (the swizzle's conflict-free "
                        "proof and the copy's constant row offsets assume it)", c.bn);
   if (c.bk < kMmaK || c.bk > 256 || c.bk % kMmaK != 0)
     return fmt::format("bk={} must be a multiple of 32 in [32, 256]", c.bk);
   if (c.stages < 2 || c.stages > 6) return fmt::format("{} stages (need 2 to 6)", c.stages);
-  const int smem = mma_sync_smem_bytes(c);
+  const int smem = dynamic_smem(c);
   if (smem > t.smem_per_block_optin)
     return fmt::format("{} bytes of shared memory above the target's {} per block", smem,
                        t.smem_per_block_optin);
-  const int regs = mma_sync_register_estimate(c);
+  const int regs = registers(c);
   if (regs > t.max_regs_per_thread) return fmt::format("~{} registers per thread", regs);
-  if (regs * c.threads() > t.regs_per_sm) return "one block needs more registers than an SM has";
+  if (regs * threads(c) > t.regs_per_sm) return "one block needs more registers than an SM has";
   return {};
 }
 
@@ -145,10 +137,8 @@ std::string mma_sync_invalid_reason(const GemmProblem& p, const KernelConfig& c,
 // Budgets (shared memory, registers) then prune. At most 5 x 4 x 2 = 40 configs per problem,
 // plus up to two split-K variants (split_choices) of each bm <= 64, bk = 128 config, with
 // stages recounted over one slice's K tiles.
-std::vector<KernelConfig> mma_sync_candidates(const GemmProblem& p, const Target& t) {
+std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
-  if (t.amd || t.sm < 80 || p.k % kChunk != 0) return out;
-  if (p.layout == WeightLayout::kn && p.n % kChunk != 0) return out;
   int64_t n_pow2 = 32;
   while (n_pow2 < p.n) n_pow2 *= 2;
   for (int bm : {16, 32, 64, 128, 256})
@@ -166,16 +156,13 @@ std::vector<KernelConfig> mma_sync_candidates(const GemmProblem& p, const Target
         c.bm = bm;
         c.bn = bn;
         c.bk = bk;
-        c.tm = c.tn = 0;
-        c.wm = arr.first;
-        c.wn = arr.second;
-        c.split_k = 1;
-        c.vec = kChunk;
+        c.warps_m = arr.first;
+        c.warps_n = arr.second;
         const int stage_bytes = (bm + bn) * bk;
         c.stages = std::min({4, ktiles, t.smem_per_block_optin / stage_bytes});
         c.stages = std::max(c.stages, 2);
         if (c.stages < 3 && ktiles > 2) continue;
-        if (!mma_sync_invalid_reason(p, c, t).empty()) continue;
+        if (!invalid_reason(p, c, t).empty()) continue;
         out.push_back(c);
         if (bm <= 64 && bk == 128)
           for (int s : split_choices(p, c, t)) {
@@ -183,7 +170,7 @@ std::vector<KernelConfig> mma_sync_candidates(const GemmProblem& p, const Target
             sc.split_k = s;
             const int per_slice = int(tiles_per_slice(p, sc));
             sc.stages = std::max(2, std::min({4, per_slice, t.smem_per_block_optin / stage_bytes}));
-            if (mma_sync_invalid_reason(p, sc, t).empty()) out.push_back(sc);
+            if (invalid_reason(p, sc, t).empty()) out.push_back(sc);
           }
       }
   return out;
@@ -191,9 +178,10 @@ std::vector<KernelConfig> mma_sync_candidates(const GemmProblem& p, const Target
 
 // Cycles on the busiest SM: the blocks it runs one after another times each block's time,
 // the larger of its tensor work (~2048 int8 MACs per SM per cycle for mma.sync) and its
-// operand traffic (~32 bytes per SM per cycle from L2; rows past M read nothing), stretched when fewer than 8 warps are
-// resident to hide latency. Padding of partial tiles counts as work: that is what it costs.
-double mma_sync_cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
+// operand traffic (~32 bytes per SM per cycle from L2; rows past M read nothing), stretched
+// when fewer than 8 warps are resident to hide latency. Padding of partial tiles counts as
+// work: that is what it costs.
+double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
   const double tiles = std::ceil(double(std::max<int64_t>(m, 1)) / c.bm) * std::ceil(double(p.n) / c.bn) *
                        c.split_k;
   const int per_sm = std::max(1, blocks_per_sm(c, t));
@@ -210,15 +198,48 @@ double mma_sync_cost(const GemmProblem& p, const KernelConfig& c, const Target& 
   return on_busiest * tile_cycles / efficiency;
 }
 
-std::string mma_sync_entry(const KernelSpec& s) {
-  const GemmProblem& p = s.problem;
+// Split-K: templates/mma_frag.h's layout of arrival counters and partial tiles, per tile.
+size_t workspace(const KernelSpec& spec, int64_t m) {
+  const KernelConfig& c = spec.config;
+  if (c.split_k <= 1) return 0;
+  const LaunchShape s = FamilyInfo::tile_launch(spec, m);  // this family's launch
+  const long long tiles = (long long)s.grid[0] * s.grid[1];
+  return size_t(mma::splitk_workspace_words(tiles, c.split_k, c.bm, c.bn)) * 4;
+}
+
+std::vector<TemplateArg> template_args(const KernelSpec& s) {
   const KernelConfig& c = s.config;
-  return fmt::format(
-      "i8g::mma_sync_kernel<{}, {}, {}, {}, {}, {}, {}, {}LL, {}LL, {}, {}, {}, {}, {}, {}>", c.bm,
-      c.bn, c.bk, c.wm, c.wn, c.stages, c.split_k, p.n, p.k, p.layout == WeightLayout::kn ? 1 : 0,
-      p.act_scale == ActScale::per_token ? 1 : 0,
-      p.weight_scale == WeightScale::per_channel ? 1 : 0, out_code(p.out), p.bias ? 1 : 0,
-      p.asymmetric ? 1 : 0);
+  std::vector<TemplateArg> a = {{"BM", c.bm},      {"BN", c.bn},         {"BK", c.bk},          {"WM", c.warps_m},
+                                {"WN", c.warps_n}, {"STAGES", c.stages}, {"SPLIT_K", c.split_k}};
+  for (const TemplateArg& x : problem_template_args(s.problem, true)) a.push_back(x);
+  return a;
+}
+
+}  // namespace
+
+const FamilyInfo& mma_sync_family() {
+  static const FamilyInfo f = [] {
+    FamilyInfo f;
+    f.family = Family::mma_sync;
+    f.name = "mma_sync";
+    f.header = "mma_sync.cuh";
+    f.kernel = "i8g::mma_sync_kernel";
+    f.name_fields = {ConfigField::warps_m, ConfigField::warps_n, ConfigField::stages, ConfigField::split_k};
+    f.splits_k = true;
+    f.untuned_rank = 2;
+    f.unsupported = unsupported;
+    f.candidates = candidates;
+    f.invalid_reason = invalid_reason;
+    f.cost = cost;
+    f.threads = threads;
+    f.dynamic_smem = dynamic_smem;
+    f.registers = registers;
+    f.workspace = workspace;
+    f.alignment = [](const KernelConfig&) { return kChunk; };
+    f.template_args = template_args;
+    return f;
+  }();
+  return f;
 }
 
 }  // namespace i8g

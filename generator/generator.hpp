@@ -1,4 +1,5 @@
-// The generator: plain structs in, source text out. Pure: no GPU, no files, no clock.
+// The generator: plain structs in, source text out. Pure: no GPU, no files, no clock. Every
+// entry point here loops over or looks up the family table (generator/families.hpp).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -28,9 +29,11 @@ KernelConfig heuristic_default(const GemmProblem& problem, const Target& target,
 // Source for one kernel: an include of its family's template plus one instantiation.
 Source emit(const KernelSpec& spec);
 
-// The utility module for `arch`: weight column sums and activation quantization, as plain C
-// entry points (i8g_colsum_nk, i8g_quantize_rows_bf16_sym, ...).
+// The utility module for `arch`: weight column sums, activation quantization and the dequant
+// of an int32 accumulator, as plain C entry points (i8g_colsum_nk, i8g_dequant, ...).
 Source emit_utility(const std::string& arch);
+// The `flags` argument of the utility module's i8g_dequant for `problem` (templates/i8g_codes.h).
+int dequant_flags(const GemmProblem& problem);
 
 // M buckets for prepare and tuning: 1, 2, 4, ..., 8192 with 3072, each covering the M up to
 // it; beyond 8192, max_m itself. Only buckets needed for M in [1, max_m].
@@ -41,7 +44,8 @@ std::vector<int64_t> m_buckets(int64_t max_m);
 LaunchShape launch_shape(const KernelSpec& spec, int64_t m);
 
 // Bytes of zeroed device workspace (I8gArgs::workspace) a launch over up to `m` rows needs:
-// 0 without split-K, else templates/mma_frag.h's layout (arrival counters + partial tiles).
+// 0 without split-K, else the family's layout (mma_sync: templates/mma_frag.h's arrival
+// counters + partial tiles).
 // The kernel leaves the counters zero again, so one clear at allocation serves every launch.
 size_t workspace_bytes(const KernelSpec& spec, int64_t m);
 

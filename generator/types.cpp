@@ -1,4 +1,5 @@
-// Text forms, validation and hardware facts of the seam types.
+// Text forms and validation of the seam types. Problem options convert through their tables
+// (problem_enums.hpp), configs through their family's record (families.hpp).
 #include "generator/types.hpp"
 
 #include <fmt/format.h>
@@ -7,38 +8,22 @@
 #include <regex>
 
 #include "core/error.hpp"
+#include "generator/families.hpp"
+#include "generator/problem_enums.hpp"
 
 namespace i8g {
 
-const char* to_string(WeightLayout v) { return v == WeightLayout::nk ? "nk" : "kn"; }
-const char* to_string(ActScale v) { return v == ActScale::per_tensor ? "tens" : "tok"; }
-const char* to_string(WeightScale v) { return v == WeightScale::per_tensor ? "tens" : "ch"; }
-const char* to_string(OutType v) {
-  switch (v) {
-    case OutType::bf16: return "bf16";
-    case OutType::f16: return "f16";
-    case OutType::f32: return "f32";
-    case OutType::i32: return "i32";
-  }
-  return "?";
-}
-const char* to_string(Family v) {
-  switch (v) {
-    case Family::simt_dp4a: return "simt_dp4a";
-    case Family::mma_sync: return "mma_sync";
-    case Family::mfma: return "mfma";
-    case Family::wgmma: return "wgmma";
-  }
-  return "?";
-}
+const char* to_string(WeightLayout v) { return row_of(v).key; }
+const char* to_string(ActScale v) { return row_of(v).key; }
+const char* to_string(WeightScale v) { return row_of(v).key; }
+const char* to_string(OutType v) { return row_of(v).key; }
+size_t out_element_size(OutType v) { return size_t(row_of(v).bytes); }
+std::optional<OutType> parse_out_type(const std::string& s) { return from_key<OutType>(s); }
+
+const char* to_string(Family v) { return family_info(v).name; }
 std::optional<Family> parse_family(const std::string& s) {
-  for (Family f : {Family::simt_dp4a, Family::mma_sync, Family::mfma, Family::wgmma})
-    if (s == to_string(f)) return f;
-  return std::nullopt;
-}
-std::optional<OutType> parse_out_type(const std::string& s) {
-  for (OutType o : {OutType::bf16, OutType::f16, OutType::f32, OutType::i32})
-    if (s == to_string(o)) return o;
+  for (const FamilyInfo* f : families())
+    if (s == f->name) return f->family;
   return std::nullopt;
 }
 
@@ -69,27 +54,36 @@ std::string GemmProblem::key() const {
                      asymmetric ? "_asym" : "");
 }
 
-static const char* kProblemPattern =
-    R"(n(\d{1,9})_k(\d{1,9})_(nk|kn)_(tens|tok)_(tens|ch)_(bf16|f16|f32|i32)(_bias)?(_asym)?)";
+namespace {
 
-static GemmProblem problem_from_match(const std::smatch& m, size_t first) {
+// 8 groups: n, k, layout, act scale, weight scale, out, bias, asym.
+const std::string& problem_pattern() {
+  static const std::string p = fmt::format(
+      R"(n(\d{{1,9}})_k(\d{{1,9}})_({})_({})_({})_({})(_bias)?(_asym)?)", key_alternation<WeightLayout>(),
+      key_alternation<ActScale>(), key_alternation<WeightScale>(), key_alternation<OutType>());
+  return p;
+}
+
+GemmProblem problem_from_match(const std::smatch& m, size_t first) {
   GemmProblem p;
   p.n = std::stoll(m[first].str());
   p.k = std::stoll(m[first + 1].str());
-  p.layout = m[first + 2] == "nk" ? WeightLayout::nk : WeightLayout::kn;
-  p.act_scale = m[first + 3] == "tok" ? ActScale::per_token : ActScale::per_tensor;
-  p.weight_scale = m[first + 4] == "ch" ? WeightScale::per_channel : WeightScale::per_tensor;
-  p.out = *parse_out_type(m[first + 5].str());
+  p.layout = *from_key<WeightLayout>(m[first + 2].str());
+  p.act_scale = *from_key<ActScale>(m[first + 3].str());
+  p.weight_scale = *from_key<WeightScale>(m[first + 4].str());
+  p.out = *from_key<OutType>(m[first + 5].str());
   p.bias = m[first + 6].matched;
   p.asymmetric = m[first + 7].matched;
   return p;
 }
 
+}  // namespace
+
 GemmProblem GemmProblem::parse_key(const std::string& text) {
-  static const std::regex re(std::string("^") + kProblemPattern + "$");
+  static const std::regex re("^" + problem_pattern() + "$");
   std::smatch m;
   if (!std::regex_match(text, m, re))
-    throw Error("GemmProblem::parse_key", fmt::format("'{}' is not a problem key", text));
+    throw Error(ErrorKind::invalid_argument, "GemmProblem::parse_key", fmt::format("'{}' is not a problem key", text));
   return problem_from_match(m, 1);
 }
 
@@ -98,46 +92,69 @@ bool GemmProblem::operator==(const GemmProblem& o) const { return key() == o.key
 // ---------------------------------------------------------------------------------------------
 // KernelConfig
 
-int KernelConfig::threads() const {
-  if (family == Family::simt_dp4a) return tm > 0 && tn > 0 ? (bm / tm) * (bn / tn) : 0;
-  if (family == Family::mfma) return 64 * wm * wn;
-  return 32 * wm * wn;
-}
-
-int KernelConfig::static_smem_bytes() const {
-  // simt_dp4a keeps A and B as packed 4-byte words, k-word-major, each row padded by one word.
-  if (family == Family::simt_dp4a) return (bk / 4) * ((bm + 1) + (bn + 1)) * 4 * stages;
-  // mfma keeps rows of x and columns of w k-contiguous, each padded by one 4-byte word.
-  if (family == Family::mfma) return stages * (bm + bn) * (bk + 4);
-  return 0;
-}
+int KernelConfig::threads() const { return family_info(family).threads(*this); }
+int KernelConfig::static_smem_bytes() const { return family_info(family).static_smem(*this); }
 
 std::string KernelConfig::to_string() const {
-  return fmt::format("bm{}_bn{}_bk{}_tm{}_tn{}_wm{}_wn{}_s{}_sk{}_v{}", bm, bn, bk, tm, tn, wm,
-                     wn, stages, split_k, vec);
+  std::string s = fmt::format("bm{}_bn{}_bk{}", bm, bn, bk);
+  for (ConfigField f : family_info(family).name_fields)
+    s += fmt::format("_{}{}", field_info(f).tag, this->*field_info(f).member);
+  return s;
 }
 
-static const char* kConfigPattern =
-    R"(bm(\d{1,4})_bn(\d{1,4})_bk(\d{1,4})_tm(\d{1,3})_tn(\d{1,3})_wm(\d{1,2})_wn(\d{1,2})_s(\d{1,2})_sk(\d{1,3})_v(\d{1,2}))";
+namespace {
 
-static KernelConfig config_from_match(Family family, const std::smatch& m, size_t first) {
+const std::regex& config_regex(Family family) {
+  static const std::vector<std::regex> by_family = [] {
+    std::vector<std::regex> out;
+    for (const FamilyInfo* f : families()) {
+      if (size_t(f->family) >= out.size()) out.resize(size_t(f->family) + 1);
+      std::string p = R"(^bm(\d{1,4})_bn(\d{1,4})_bk(\d{1,4}))";
+      for (ConfigField c : f->name_fields)
+        p += fmt::format(R"(_{}(\d{{1,{}}}))", field_info(c).tag, field_info(c).max_digits);
+      out[size_t(f->family)] = std::regex(p + "$");
+    }
+    return out;
+  }();
+  return by_family.at(size_t(family));
+}
+
+// Before each family named only its own fields, every name carried all ten. The generator hash
+// changed with that, so such names belong to stale cache entries: refused, saying why.
+bool is_ten_field_config(const std::string& text) {
+  static const std::regex re(R"(^bm\d+_bn\d+_bk\d+_tm\d+_tn\d+_wm\d+_wn\d+_s\d+_sk\d+_v\d+$)");
+  return std::regex_match(text, re);
+}
+
+const char* kTenFieldNote =
+    "a config of the older ten-field form, which names from before this i8gemm carry; "
+    "their cache entries are stale: tune again";
+
+}  // namespace
+
+KernelConfig KernelConfig::parse(Family family, const std::string& text) {
+  std::smatch m;
+  if (text.size() > 256 || !std::regex_match(text, m, config_regex(family))) {
+    throw Error(ErrorKind::invalid_argument, "KernelConfig::parse",
+                is_ten_field_config(text)
+                    ? fmt::format("'{}' is {}", text.substr(0, 200), kTenFieldNote)
+                    : fmt::format("'{}' is not a {} kernel config", text.substr(0, 200), i8g::to_string(family)));
+  }
   KernelConfig c;
   c.family = family;
-  int* fields[] = {&c.bm, &c.bn, &c.bk, &c.tm, &c.tn, &c.wm, &c.wn, &c.stages, &c.split_k, &c.vec};
-  for (size_t i = 0; i < 10; ++i) *fields[i] = std::stoi(m[first + i].str());
+  c.bm = std::stoi(m[1].str());
+  c.bn = std::stoi(m[2].str());
+  c.bk = std::stoi(m[3].str());
+  size_t group = 4;
+  for (ConfigField f : family_info(family).name_fields) c.*field_info(f).member = std::stoi(m[group++].str());
   return c;
 }
 
-KernelConfig KernelConfig::parse(Family family, const std::string& text) {
-  static const std::regex re(std::string("^") + kConfigPattern + "$");
-  std::smatch m;
-  if (!std::regex_match(text, m, re))
-    throw Error("KernelConfig::parse", fmt::format("'{}' is not a kernel config", text));
-  return config_from_match(family, m, 1);
-}
-
 bool KernelConfig::operator==(const KernelConfig& o) const {
-  return family == o.family && to_string() == o.to_string();
+  if (family != o.family || bm != o.bm || bn != o.bn || bk != o.bk) return false;
+  for (const ConfigFieldInfo& f : config_fields())
+    if (this->*f.member != o.*f.member) return false;
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -151,21 +168,36 @@ std::string KernelSpec::name() const {
 }
 
 KernelSpec KernelSpec::parse_name(const std::string& name) {
-  static const std::regex re(std::string(R"(^i8g_(sm\d{2,3}a?|gfx[0-9a-f]{3,4})_(simt_dp4a|mma_sync|mfma|wgmma)_)") +
-                             kProblemPattern + "_" + kConfigPattern + "$");
+  static const std::regex re = [] {
+    std::string fams;
+    for (const FamilyInfo* f : families()) fams += (fams.empty() ? "" : "|") + std::string(f->name);
+    return std::regex(R"(^i8g_(sm\d{2,3}a?|gfx[0-9a-f]{3,4})_()" + fams + ")_" + problem_pattern() +
+                      R"(_(bm\d.*)$)");
+  }();
   std::smatch m;
   if (name.size() > 512 || !std::regex_match(name, m, re))
-    throw Error("KernelSpec::parse_name", fmt::format("'{}' is not an i8gemm kernel name",
-                                                      name.substr(0, 200)));
+    throw Error(ErrorKind::invalid_argument, "KernelSpec::parse_name",
+                fmt::format("'{}' is not an i8gemm kernel name", name.substr(0, 200)));
   KernelSpec s;
   s.arch = m[1].str();
   if (s.arch.rfind("sm", 0) == 0) s.arch.insert(2, "_");
   s.problem = problem_from_match(m, 3);
-  s.config = config_from_match(*parse_family(m[2].str()), m, 11);
+  const Family family = *parse_family(m[2].str());
+  const std::string config = m[11].str();
+  if (is_ten_field_config(config))
+    throw Error(ErrorKind::invalid_argument, "KernelSpec::parse_name",
+                fmt::format("'{}' ends in {}", name, kTenFieldNote));
+  try {
+    s.config = KernelConfig::parse(family, config);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::invalid_argument, "KernelSpec::parse_name",
+                fmt::format("'{}' is not an i8gemm kernel name: {}", name.substr(0, 200), e.message()));
+  }
   return s;
 }
 
-bool KernelSpec::operator==(const KernelSpec& o) const { return name() == o.name(); }
+// The name leaves out the fields a family does not use; a config that sets one is not the same.
+bool KernelSpec::operator==(const KernelSpec& o) const { return name() == o.name() && config == o.config; }
 
 std::ostream& operator<<(std::ostream& os, const GemmProblem& p) { return os << p.key(); }
 std::ostream& operator<<(std::ostream& os, const KernelConfig& c) {

@@ -1,6 +1,7 @@
 // Plain data that crosses the seams: GemmProblem, Target, KernelConfig, Source.
 // Each prints itself and round-trips to text. No GPU, no files, no clock here.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -45,22 +46,29 @@ struct GemmProblem {
 
 enum class Family { simt_dp4a, mma_sync, mfma, wgmma };
 
+// How a kernel computes: its family and the fields that family reads. Each field means one
+// thing in every family that uses it; a family's kernel name lists exactly the fields it uses
+// (generator/families.hpp, FamilyInfo::name_fields), and a field it does not use keeps its
+// value below (shape fields 0, one stage, no split, 16-byte loads) or the config is invalid.
 struct KernelConfig {
   Family family = Family::simt_dp4a;
-  int bm = 64, bn = 64, bk = 32;  // block tile
-  int tm = 4, tn = 4;             // per-thread tile (simt); mfma: the instruction's M and N
-                                  // (32: v_mfma_i32_32x32x8i8, 16: v_mfma_i32_16x16x16i8)
-  int wm = 1, wn = 1;             // warps (AMD: wavefronts) along M and N; wgmma: wm = 4 per
-                                  // warpgroup (its warps split each m64 by 16 rows), wn = 1
-  int stages = 1;                 // shared-memory pipeline depth
-  int split_k = 1;                // K slices combined in the epilogue
-  int vec = 16;                   // bytes per global load of x and w (16, 8, 4 or 1)
+  int bm = 0, bn = 0, bk = 0;         // block tile: rows (M), columns (N), depth (K bytes)
+  int thread_m = 0, thread_n = 0;     // simt_dp4a: outputs per thread along M and N
+  int warps_m = 0, warps_n = 0;       // mma_sync: warps; mfma: wavefronts; along M and N
+  int instr = 0;                      // mfma: the instruction's M = N (32: v_mfma_i32_32x32x8i8,
+                                      // 16: v_mfma_i32_16x16x16i8)
+  int warpgroups = 0;                 // wgmma: warpgroups of 4 warps (each owns bm/warpgroups rows)
+  int stages = 1;                     // shared-memory pipeline depth
+  int split_k = 1;                    // K slices combined in the epilogue
+  int vec = 16;                       // bytes per global load of x and w (16, 8, 4, 2 or 1)
 
   int threads() const;
   int static_smem_bytes() const;  // shared memory the template declares for this tile
-  std::string to_string() const;  // "bm64_bn64_bk32_tm4_tn4_wm1_wn1_s1_sk1_v16"
+  // The family's fields, e.g. "bm32_bn32_bk128_wm2_wn2_s4_sk3" (mma_sync).
+  std::string to_string() const;
   static KernelConfig parse(Family family, const std::string& text);  // throws Error
   bool operator==(const KernelConfig& o) const;
+  bool operator!=(const KernelConfig& o) const { return !(*this == o); }
 };
 
 const char* to_string(WeightLayout);
@@ -70,10 +78,11 @@ const char* to_string(OutType);
 const char* to_string(Family);
 std::optional<Family> parse_family(const std::string&);
 std::optional<OutType> parse_out_type(const std::string&);
+size_t out_element_size(OutType);  // bytes per output element
 
 // A whole kernel: what it computes, how, and for which target. The name is the identity:
 // i8g_<arch>_<family>_<problem key>_<config>, e.g.
-// i8g_sm90a_simt_dp4a_n2560_k4096_nk_tok_ch_bf16_bm64_bn64_bk32_tm4_tn4_wm1_wn1_s1_sk1_v16
+// i8g_sm90a_mma_sync_n2560_k4096_nk_tok_ch_bf16_bm32_bn32_bk128_wm2_wn2_s4_sk3
 struct KernelSpec {
   GemmProblem problem;
   KernelConfig config;

@@ -1,16 +1,12 @@
-// The parts of the epilogue that CUDA and HIP share word for word: the enums the generator
-// instantiates with, the zero-point correction, the operand loads and the store. The including
+// The parts of the epilogue that CUDA and HIP share word for word: the zero-point correction,
+// the operand loads and the store (the problem codes they test are in i8g_codes.h). The including
 // header defines f32_to_bf16_rne / f32_to_f16_rne first (their instructions differ by vendor);
 // dequant() and finish() stay there, since HIP needs a pragma where CUDA uses __fmul_rn.
 #pragma once
 #include "i8g_args.h"
+#include "i8g_codes.h"
 
 namespace i8g {
-
-enum { kLayoutNK = 0, kLayoutKN = 1 };
-enum { kActPerTensor = 0, kActPerToken = 1 };
-enum { kWeightPerTensor = 0, kWeightPerChannel = 1 };
-enum { kOutBF16 = 0, kOutF16 = 1, kOutF32 = 2, kOutI32 = 3 };
 
 // Zero-point correction in wrapping int32 arithmetic (no signed-overflow UB).
 __device__ __forceinline__ int zero_point_correct(int acc, int zp, int colsum) {

@@ -240,18 +240,23 @@ __device__ __forceinline__ void dequant_body(const int* acc, const I8gArgs& a, b
 }  // namespace i8g
 
 #ifdef I8G_UTILITY_MODULE
-// flags: bit 0 bias, bit 1 asymmetric, bit 2 per-token activations, bit 3 per-channel weights,
-// bits 4-5 output type (kOut*). 256 threads, 8 outputs each.
+// flags: the kDequant* bits of i8g_codes.h (built on the host by dequant_flags()). 256 threads,
+// 8 outputs each.
+static_assert((i8g::kDequantBias | i8g::kDequantAsym) < 4, "bias and asym are the two low flag bits");
 extern "C" __global__ void __launch_bounds__(256)
     i8g_dequant(const int* acc, const __grid_constant__ I8gArgs a, int flags) {
-  const bool tok = flags & 4, ch = flags & 8;
-  switch (((flags >> 4) & 3) * 4 + (flags & 3)) {
-#define I8G_DQ(OUT, BIAS, ASYM) \
-  case OUT * 4 + BIAS + 2 * ASYM: i8g::dequant_body<OUT, BIAS && OUT != 3, ASYM>(acc, a, tok, ch); break;
-    I8G_DQ(0, 0, 0) I8G_DQ(0, 1, 0) I8G_DQ(0, 0, 1) I8G_DQ(0, 1, 1)
-    I8G_DQ(1, 0, 0) I8G_DQ(1, 1, 0) I8G_DQ(1, 0, 1) I8G_DQ(1, 1, 1)
-    I8G_DQ(2, 0, 0) I8G_DQ(2, 1, 0) I8G_DQ(2, 0, 1) I8G_DQ(2, 1, 1)
-    I8G_DQ(3, 0, 0) I8G_DQ(3, 1, 0) I8G_DQ(3, 0, 1) I8G_DQ(3, 1, 1)
+  using namespace i8g;
+  const bool tok = flags & kDequantPerToken, ch = flags & kDequantPerChannel;
+  const int out = (flags >> kDequantOutShift) & kDequantOutMask;
+  switch (out * 4 + (flags & (kDequantBias | kDequantAsym))) {
+#define I8G_DQ(OUT, BIAS, ASYM)                                                  \
+  case OUT * 4 + (BIAS ? kDequantBias : 0) + (ASYM ? kDequantAsym : 0):          \
+    dequant_body<OUT, BIAS && OUT != kOutI32, ASYM>(acc, a, tok, ch);            \
+    break;
+    I8G_DQ(kOutBF16, 0, 0) I8G_DQ(kOutBF16, 1, 0) I8G_DQ(kOutBF16, 0, 1) I8G_DQ(kOutBF16, 1, 1)
+    I8G_DQ(kOutF16, 0, 0) I8G_DQ(kOutF16, 1, 0) I8G_DQ(kOutF16, 0, 1) I8G_DQ(kOutF16, 1, 1)
+    I8G_DQ(kOutF32, 0, 0) I8G_DQ(kOutF32, 1, 0) I8G_DQ(kOutF32, 0, 1) I8G_DQ(kOutF32, 1, 1)
+    I8G_DQ(kOutI32, 0, 0) I8G_DQ(kOutI32, 1, 0) I8G_DQ(kOutI32, 0, 1) I8G_DQ(kOutI32, 1, 1)
 #undef I8G_DQ
   }
 }

@@ -158,7 +158,7 @@ void run_bench(const BenchFlags& o) {
       fmt::print(stderr, "  bench {} M={}\n", label, m);
       rows.push_back(bench_one(*e, problems[i], label, m, plan, rng));
     }
-  const size_t es = problems.empty() ? 2 : (problems[0].out == OutType::bf16 || problems[0].out == OutType::f16 ? 2 : 4);
+  const size_t es = problems.empty() ? 2 : out_element_size(problems[0].out);
   fmt::print("{} ({} SMs), driver {}; graph-replay medians in us (eager in parentheses); random data, rotated buffers\n",
              e->device().name, e->device().target.sm_count, e->device().driver_version);
   fmt::print("{:<14} {:>5} {:>16} {:>16} {:>16} {:>8} {:>7} {:>8} {:>8} {:>4}  {}\n", "shape", "M", "i8gemm",

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cache/cache.hpp"
+#include "generator/problem_enums.hpp"
 #include "generator/types.hpp"
 #include "tools/shapes.hpp"
 
@@ -16,7 +17,9 @@ namespace i8g::cli {
 
 // Problem options common to tune and bench (everything but N and K).
 struct ProblemFlags {
-  std::string layout = "nk", act_scale = "token", weight_scale = "channel", out = "bf16";
+  // CLI texts of the problem enums (generator/problem_enums.hpp); defaults as GemmProblem's.
+  std::string layout = cli_text(GemmProblem{}.layout), act_scale = cli_text(GemmProblem{}.act_scale),
+              weight_scale = cli_text(GemmProblem{}.weight_scale), out = cli_text(GemmProblem{}.out);
   bool bias = false, asymmetric = false;
   void add_to(CLI::App& app);
   GemmProblem make(const NamedShape& s) const;  // validated; throws Error

@@ -10,6 +10,7 @@
 #include "cache/cache.hpp"
 #include "core/embedded.hpp"
 #include "core/error.hpp"
+#include "generator/problem_enums.hpp"
 #include "runtime/compile/compiler.hpp"
 #include "tools/cli.hpp"
 
@@ -17,13 +18,13 @@ namespace i8g::cli {
 
 void ProblemFlags::add_to(CLI::App& app) {
   app.add_option("--layout", layout, "weight layout: nk ([N,K] row-major) or kn ([K,N] row-major)")
-      ->check(CLI::IsMember({"nk", "kn"}))->capture_default_str();
-  app.add_option("--act-scale", act_scale, "activation scale: token or tensor")
-      ->check(CLI::IsMember({"token", "tensor"}))->capture_default_str();
-  app.add_option("--weight-scale", weight_scale, "weight scale: channel or tensor")
-      ->check(CLI::IsMember({"channel", "tensor"}))->capture_default_str();
-  app.add_option("--out", out, "output: bf16, f16, f32 or i32")
-      ->check(CLI::IsMember({"bf16", "f16", "f32", "i32"}))->capture_default_str();
+      ->check(CLI::IsMember(cli_choices<WeightLayout>()))->capture_default_str();
+  app.add_option("--act-scale", act_scale, fmt::format("activation scale: {}", fmt::join(cli_choices<ActScale>(), " or ")))
+      ->check(CLI::IsMember(cli_choices<ActScale>()))->capture_default_str();
+  app.add_option("--weight-scale", weight_scale, fmt::format("weight scale: {}", fmt::join(cli_choices<WeightScale>(), " or ")))
+      ->check(CLI::IsMember(cli_choices<WeightScale>()))->capture_default_str();
+  app.add_option("--out", out, fmt::format("output: {}", fmt::join(cli_choices<OutType>(), ", ")))
+      ->check(CLI::IsMember(cli_choices<OutType>()))->capture_default_str();
   app.add_flag("--bias", bias, "add an fp32 bias[n]");
   app.add_flag("--asym", asymmetric, "asymmetric activations (int32 zero points)");
 }
@@ -32,10 +33,11 @@ GemmProblem ProblemFlags::make(const NamedShape& s) const {
   GemmProblem p;
   p.n = s.n;
   p.k = s.k;
-  p.layout = layout == "kn" ? WeightLayout::kn : WeightLayout::nk;
-  p.act_scale = act_scale == "tensor" ? ActScale::per_tensor : ActScale::per_token;
-  p.weight_scale = weight_scale == "tensor" ? WeightScale::per_tensor : WeightScale::per_channel;
-  p.out = *parse_out_type(out);
+  // The flags' checks admit only the tables' CLI texts.
+  p.layout = *from_cli<WeightLayout>(layout);
+  p.act_scale = *from_cli<ActScale>(act_scale);
+  p.weight_scale = *from_cli<WeightScale>(weight_scale);
+  p.out = *from_cli<OutType>(out);
   p.bias = bias;
   p.asymmetric = asymmetric;
   p.validate();

@@ -2,12 +2,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <regex>
 
 #include "cache/cache.hpp"
 #include "core/error.hpp"
+#include "generator/families.hpp"
 #include "generator/generator.hpp"
 #include "runtime/tune/autotune.hpp"
 #include "runtime/serve/engine.hpp"
@@ -48,8 +50,14 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
   to.plan.samples = o.samples;
   fmt::print("{} ({} SMs, {}), driver {}, cache {}\n", engine->device().name, t.sm_count, t.arch,
              engine->device().driver_version, cache.path());
-  fmt::print("{:<14} {:>6} {:<96} {:>10} {:>10} {:>8} {:>11} {:>11} {:>4} {:>4} {:>4}\n", "shape", "M", "winner",
-             "time us", "cuBLASLt", "speedup", "mma_sync us", "simt us", "ok", "rej", "fail");
+  // One column per generated family of the device's vendor: its best fully timed graph median.
+  std::vector<const FamilyInfo*> columns;
+  for (const FamilyInfo* f : families())
+    if (f->amd == t.amd) columns.push_back(f);
+  std::string family_header;
+  for (const FamilyInfo* f : columns) family_header += fmt::format(" {:>12}", fmt::format("{} us", f->name));
+  fmt::print("{:<14} {:>6} {:<96} {:>10} {:>10} {:>8}{} {:>4} {:>4} {:>4}\n", "shape", "M", "winner", "time us",
+             "cuBLASLt", "speedup", family_header, "ok", "rej", "fail");
   for (size_t i = 0; i < problems.size(); ++i) {
     const std::string label = shapes[i].name.empty() ? fmt::format("{}x{}", shapes[i].n, shapes[i].k) : shapes[i].name;
     // One line per stage; on a terminal also a bar that fills as candidates finish.
@@ -68,14 +76,11 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
     for (const BucketResult& r : results) {
       int ok = 0, rej = 0, fail = 0;
       // Best fully timed graph median of each generated family (pruned ones have no graph time).
-      std::optional<double> best_mma, best_simt;
+      std::map<Family, double> best;
       for (const CandidateResult& c : r.candidates) {
-        const KernelSpec* spec = kernel_of(c.candidate);
-        const bool mma = spec && spec->config.family == Family::mma_sync;
-        const bool simt = spec && spec->config.family == Family::simt_dp4a;
-        if (fully_timed(c) && (mma || simt)) {
-          std::optional<double>& best = mma ? best_mma : best_simt;
-          best = std::min(best.value_or(c.graph->median_us), c.graph->median_us);
+        if (const KernelSpec* spec = kernel_of(c.candidate); spec && fully_timed(c)) {
+          auto [it, fresh] = best.emplace(spec->config.family, c.graph->median_us);
+          if (!fresh) it->second = std::min(it->second, c.graph->median_us);
         }
         ok += c.status == cache::CandidateStatus::ok;
         rej += c.status == cache::CandidateStatus::rejected;
@@ -84,11 +89,15 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
           fmt::print(stderr, "  rejected {}: {}\n", to_string(c.candidate), c.reason);
       }
       const CandidateResult* w = r.winning();
-      fmt::print("{:<14} {:>6} {:<96} {:>10} {:>10} {:>8} {:>11} {:>11} {:>4} {:>4} {:>4}\n", label, r.m,
+      std::string family_cells;
+      for (const FamilyInfo* f : columns) {
+        auto it = best.find(f->family);
+        family_cells += fmt::format(" {:>12}", us_or_dash(it == best.end() ? std::nullopt : std::optional(it->second)));
+      }
+      fmt::print("{:<14} {:>6} {:<96} {:>10} {:>10} {:>8}{} {:>4} {:>4} {:>4}\n", label, r.m,
                  w ? to_string(w->candidate) : "-", us_or_dash(w ? std::optional(w->graph->median_us) : std::nullopt),
                  r.baseline_us ? us_or_dash(r.baseline_us) : "n/a",
-                 r.speedup > 0 ? fmt::format("{:.2f}x", r.speedup) : "n/a", us_or_dash(best_mma),
-                 us_or_dash(best_simt), ok, rej, fail);
+                 r.speedup > 0 ? fmt::format("{:.2f}x", r.speedup) : "n/a", family_cells, ok, rej, fail);
     }
   }
 }

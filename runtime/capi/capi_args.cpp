@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "generator/problem_enums.hpp"
+
 namespace i8g {
 namespace {
 
@@ -28,22 +30,18 @@ GemmProblem problem_from_c(const i8gemm_problem* p, const char* where) {
   g.k = p->k;
   const int layout = raw(p->weight_layout), act = raw(p->act_scale), wscale = raw(p->weight_scale),
             out = raw(p->out);
-  if (layout != I8GEMM_WEIGHT_NK && layout != I8GEMM_WEIGHT_KN)
-    throw Error(ErrorKind::invalid_argument, where, "weight_layout must be I8GEMM_WEIGHT_NK or _KN");
-  g.layout = layout == I8GEMM_WEIGHT_KN ? WeightLayout::kn : WeightLayout::nk;
-  if (act != I8GEMM_SCALE_PER_TENSOR && act != I8GEMM_SCALE_PER_TOKEN)
-    throw Error(ErrorKind::invalid_argument, where, "act_scale must be PER_TENSOR or PER_TOKEN");
-  g.act_scale = act == I8GEMM_SCALE_PER_TOKEN ? ActScale::per_token : ActScale::per_tensor;
-  if (wscale != I8GEMM_SCALE_PER_TENSOR && wscale != I8GEMM_SCALE_PER_CHANNEL)
-    throw Error(ErrorKind::invalid_argument, where, "weight_scale must be PER_TENSOR or PER_CHANNEL");
-  g.weight_scale = wscale == I8GEMM_SCALE_PER_CHANNEL ? WeightScale::per_channel : WeightScale::per_tensor;
-  switch (out) {
-    case I8GEMM_OUT_BF16: g.out = OutType::bf16; break;
-    case I8GEMM_OUT_F16: g.out = OutType::f16; break;
-    case I8GEMM_OUT_F32: g.out = OutType::f32; break;
-    case I8GEMM_OUT_I32: g.out = OutType::i32; break;
-    default: throw Error(ErrorKind::invalid_argument, where, "out must be one of I8GEMM_OUT_*");
-  }
+  const auto l = from_c_value<WeightLayout>(layout);
+  if (!l) throw Error(ErrorKind::invalid_argument, where, "weight_layout must be I8GEMM_WEIGHT_NK or _KN");
+  g.layout = *l;
+  const auto a = from_c_value<ActScale>(act);
+  if (!a) throw Error(ErrorKind::invalid_argument, where, "act_scale must be PER_TENSOR or PER_TOKEN");
+  g.act_scale = *a;
+  const auto w = from_c_value<WeightScale>(wscale);
+  if (!w) throw Error(ErrorKind::invalid_argument, where, "weight_scale must be PER_TENSOR or PER_CHANNEL");
+  g.weight_scale = *w;
+  const auto o = from_c_value<OutType>(out);
+  if (!o) throw Error(ErrorKind::invalid_argument, where, "out must be one of I8GEMM_OUT_*");
+  g.out = *o;
   g.bias = p->has_bias != 0;
   g.asymmetric = p->asymmetric != 0;
   if (std::string why = g.invalid_reason(); !why.empty())

@@ -8,6 +8,7 @@
 
 #include "cache/cache.hpp"
 #include "core/options.hpp"
+#include "generator/families.hpp"
 #include "generator/generator.hpp"
 #include "i8gemm/i8gemm.h"
 #include "runtime/compile/compiler.hpp"
@@ -62,7 +63,7 @@ std::string problem_id(const GemmProblem& p) { return p.key(); }
 
 // The untuned default of prepare, with two overrides for tests and debugging (docs/tuning.md):
 // I8GEMM_FAMILY=<family> takes that family's default wherever it has a candidate, and
-// I8GEMM_SPLIT_K=<s> splits an mma_sync default's K s ways wherever that is valid.
+// I8GEMM_SPLIT_K=<s> splits the default's K s ways wherever its family splits K and that is valid.
 KernelConfig untuned_default(const GemmProblem& p, const Target& t, int64_t m) {
   KernelConfig c = heuristic_default(p, t, m);
   if (const std::string& f = options().family; !f.empty()) {
@@ -75,7 +76,7 @@ KernelConfig untuned_default(const GemmProblem& p, const Target& t, int64_t m) {
     } catch (const Error&) {  // that family cannot run this problem: keep the default
     }
   }
-  if (const int s = options().split_k; s != 0 && c.family == Family::mma_sync) {
+  if (const int s = options().split_k; s != 0 && family_info(c.family).splits_k) {
     KernelConfig sc = c;
     sc.split_k = s;
     if (invalid_reason(p, sc, t).empty()) c = sc;
@@ -270,9 +271,7 @@ void Engine::launch_dequant(const int32_t* acc, const GemmProblem& p, const I8gA
   I8gArgs args = a;
   args.n = p.n;
   args.k = p.k;
-  int flags = (p.bias ? 1 : 0) | (p.asymmetric ? 2 : 0) | (p.act_scale == ActScale::per_token ? 4 : 0) |
-              (p.weight_scale == WeightScale::per_channel ? 8 : 0);
-  flags |= (p.out == OutType::bf16 ? 0 : p.out == OutType::f16 ? 1 : p.out == OutType::f32 ? 2 : 3) << 4;
+  int flags = dequant_flags(p);
   const long long total = a.m * p.n;
   const unsigned blocks = unsigned((total + 8 * 256 - 1) / (8 * 256));
   void* params[] = {&acc, &args, &flags};
@@ -352,7 +351,7 @@ void Engine::run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const 
   check_stream(stream, "i8gemm_run");
   check_pointer(a.x, size_t(vec), "x", "i8gemm_run");
   check_pointer(a.w, size_t(vec), "w", "i8gemm_run");
-  check_pointer(a.out, p.out == OutType::bf16 || p.out == OutType::f16 ? 2 : 4, "out", "i8gemm_run");
+  check_pointer(a.out, out_element_size(p.out), "out", "i8gemm_run");
   if (p.out != OutType::i32) {
     check_pointer(a.x_scale, 4, "x_scale", "i8gemm_run");
     check_pointer(a.w_scale, 4, "w_scale", "i8gemm_run");

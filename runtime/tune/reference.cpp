@@ -61,8 +61,6 @@ float f16_to_f32(uint16_t h) {
   return static_cast<float>(v);
 }
 
-size_t out_element_size(OutType o) { return o == OutType::bf16 || o == OutType::f16 ? 2 : 4; }
-
 std::vector<uint8_t> reference_output(const GemmProblem& p, const HostOperands& in) {
   const std::vector<int32_t> acc = reference_accumulate(p, in);
   const int64_t M = in.m, N = p.n;

@@ -32,6 +32,5 @@ uint16_t f32_to_bf16_rne(float f);
 uint16_t f32_to_f16_rne(float f);
 float bf16_to_f32(uint16_t h);
 float f16_to_f32(uint16_t h);
-size_t out_element_size(OutType o);
 
 }  // namespace i8g

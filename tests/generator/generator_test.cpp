@@ -151,8 +151,8 @@ TEST(Candidates, ValidateExplainsBadConfigs) {
   EXPECT_NE(invalid_reason({2560, 4100}, bad, t), "");
   bad = c;
   bad.bm = 1024;
-  bad.tm = 1;
-  EXPECT_NE(invalid_reason(p, bad, t), "");  // 1024 * bn / tn threads
+  bad.thread_m = 1;
+  EXPECT_NE(invalid_reason(p, bad, t), "");  // 1024 * bn / thread_n threads
 }
 
 TEST(Candidates, HeuristicDefaultIsACandidateAndDeterministic) {
@@ -183,7 +183,7 @@ TEST(Emit, SourceMatchesGoldenFile) {
   p.bias = true;
   KernelConfig c;
   c.family = Family::simt_dp4a;
-  c.bm = 32; c.bn = 128; c.bk = 32; c.tm = 4; c.tn = 4; c.vec = 16;
+  c.bm = 32; c.bn = 128; c.bk = 32; c.thread_m = 4; c.thread_n = 4; c.vec = 16;
   const Source s = emit({p, c, "sm_90a"});
   const std::string path = std::string(I8G_SOURCE_DIR) + "/tests/generator/golden/simt_dp4a_bias.cu";
   std::ifstream f(path);
@@ -191,7 +191,7 @@ TEST(Emit, SourceMatchesGoldenFile) {
   std::stringstream golden;
   golden << f.rdbuf();
   EXPECT_EQ(s.code, golden.str());
-  EXPECT_EQ(s.name, "i8g_sm90a_simt_dp4a_n2560_k4096_nk_tok_ch_bf16_bias_bm32_bn128_bk32_tm4_tn4_wm1_wn1_s1_sk1_v16");
+  EXPECT_EQ(s.name, "i8g_sm90a_simt_dp4a_n2560_k4096_nk_tok_ch_bf16_bias_bm32_bn128_bk32_tm4_tn4_v16");
   EXPECT_EQ(s.entry, "i8g::simt_dp4a_kernel<32, 128, 32, 4, 4, 16, 2560LL, 4096LL, 0, 1, 1, 0, 1, 0>");
 }
 

@@ -3,6 +3,8 @@
 // candidates and the untuned default do not change with the flag.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "core/error.hpp"
 #include "generator/generator.hpp"
 
@@ -28,8 +30,7 @@ std::vector<KernelConfig> of_family(const std::vector<KernelConfig>& cs, Family 
 KernelConfig valid_config() {  // 1 warpgroup, 2 x m64, bn 128, 4 stages
   KernelConfig c;
   c.family = Family::wgmma;
-  c.bm = 128; c.bn = 128; c.bk = 128; c.tm = 0; c.tn = 0; c.wm = 4; c.wn = 1; c.stages = 4;
-  c.split_k = 1; c.vec = 16;
+  c.bm = 128; c.bn = 128; c.bk = 128; c.warpgroups = 1; c.stages = 4;
   return c;
 }
 
@@ -95,17 +96,18 @@ TEST(WgmmaRules, InvalidReasonNamesTheBrokenRule) {
   };
   EXPECT_NE(reason([](KernelConfig& c) { c.split_k = 2; }).find("split"), std::string::npos);
   EXPECT_NE(reason([](KernelConfig& c) { c.bk = 64; }).find("bk=64"), std::string::npos);
-  EXPECT_NE(reason([](KernelConfig& c) { c.wm = 2; }).find("warpgroups"), std::string::npos);
-  EXPECT_NE(reason([](KernelConfig& c) { c.wn = 2; }).find("warpgroups"), std::string::npos);
+  EXPECT_NE(reason([](KernelConfig& c) { c.warpgroups = 3; }).find("warpgroups"), std::string::npos);
+  EXPECT_NE(reason([](KernelConfig& c) { c.warpgroups = 0; }).find("warpgroups"), std::string::npos);
+  EXPECT_NE(reason([](KernelConfig& c) { c.warps_n = 2; }).find("warps_n"), std::string::npos);
   EXPECT_NE(reason([](KernelConfig& c) { c.bm = 192; }).find("bm=192"), std::string::npos);
   EXPECT_NE(reason([](KernelConfig& c) { c.bm = 32; }).find("bm=32"), std::string::npos);
   EXPECT_NE(reason([](KernelConfig& c) { c.bn = 96; }).find("bn=96"), std::string::npos);
   EXPECT_NE(reason([](KernelConfig& c) { c.bn = 256; }).find("accumulators"), std::string::npos);
   EXPECT_NE(reason([](KernelConfig& c) { c.stages = 1; }).find("stages"), std::string::npos);
-  EXPECT_NE(reason([](KernelConfig& c) { c.stages = 6; c.bm = 256; c.wm = 8; }).find("shared memory"),
+  EXPECT_NE(reason([](KernelConfig& c) { c.stages = 6; c.bm = 256; c.warpgroups = 2; }).find("shared memory"),
             std::string::npos);
   EXPECT_NE(reason([](KernelConfig& c) { c.vec = 8; }).find("vec"), std::string::npos);
-  EXPECT_NE(reason([](KernelConfig& c) { c.tm = 4; }).find("thread tile"), std::string::npos);
+  EXPECT_NE(reason([](KernelConfig& c) { c.thread_m = 4; }).find("thread_m"), std::string::npos);
 }
 
 TEST(WgmmaRules, EveryCandidateFitsSharedMemoryAndTheRingDepthRule) {
@@ -134,7 +136,7 @@ TEST(WgmmaRules, LaunchShapeAndAlignment) {
       EXPECT_EQ(int64_t(s.grid[0]), (p.n + c.bn - 1) / c.bn);
       EXPECT_EQ(int64_t(s.grid[1]), (m + c.bm - 1) / c.bm);
       EXPECT_EQ(s.grid[2], 1u);
-      EXPECT_EQ(int(s.block[0]), 128 * (c.wm / 4)) << c;
+      EXPECT_EQ(int(s.block[0]), 128 * c.warpgroups) << c;
     }
   }
 }
@@ -144,10 +146,13 @@ TEST(WgmmaEmit, SourceAndNameRoundTrip) {
   p.bias = true;
   const KernelSpec spec{p, valid_config(), "sm_90a"};
   const Source s = emit(spec);
-  EXPECT_EQ(s.name, "i8g_sm90a_wgmma_n2560_k4096_nk_tok_ch_bf16_bias_bm128_bn128_bk128_tm0_tn0_wm4_wn1_s4_sk1_v16");
+  EXPECT_EQ(s.name, "i8g_sm90a_wgmma_n2560_k4096_nk_tok_ch_bf16_bias_bm128_bn128_bk128_wg1_s4");
   EXPECT_EQ(s.entry, "i8g::wgmma_kernel<128, 128, 1, 4, 2560LL, 4096LL, 1, 1, 0, 1, 0>");
-  EXPECT_EQ(s.code, "// " + s.name + "\n#include \"wgmma.cuh\"\n\ntemplate __global__ void " + s.entry +
-                        "(const __grid_constant__ I8gArgs);\n");
+  // The code names each argument in a comment; without them it instantiates the entry.
+  EXPECT_EQ(std::regex_replace(s.code, std::regex(R"( /\*[A-Z_]+\*/)"), ""),
+            "// " + s.name + "\n#include \"wgmma.cuh\"\n\ntemplate __global__ void " + s.entry +
+                "(const __grid_constant__ I8gArgs);\n");
+  EXPECT_NE(s.code.find("1 /*WG*/, 4 /*STAGES*/"), std::string::npos) << s.code;
   EXPECT_EQ(KernelSpec::parse_name(s.name), spec);
   EXPECT_EQ(parse_family("wgmma"), Family::wgmma);
   EXPECT_STREQ(to_string(Family::wgmma), "wgmma");

@@ -20,6 +20,7 @@
 #include "cache/cache.hpp"
 #include "runtime/compile/compiler.hpp"
 #include "runtime/gpu/cublaslt.hpp"
+#include "runtime/serve/candidate.hpp"
 #include "runtime/serve/engine.hpp"
 #include "tests/gpu/gpu_support.hpp"
 #include "tests/support/files.hpp"
@@ -56,20 +57,26 @@ class Context {
 
 std::string status_name(i8gemm_status s) { return fmt::format("{} ({})", i8gemm_status_string(s), int(s)); }
 
-// Stores a tuned winner "cublaslt:algo=0" for p covering every M up to m_bucket, under the key
-// prepare computes on this device and toolchain: prepare then takes the cuBLASLt path (an
-// int32 accumulator of max_m x N allocated in prepare, cuBLASLt, then the dequant kernel).
-void put_cublaslt_winner(const std::string& cache_path, const i8gemm_problem& p, int64_t m_bucket) {
+// Stores a tuned winner `candidate` for p covering every M up to m_bucket, under the key
+// prepare computes on this device and toolchain.
+void put_winner(const std::string& cache_path, const i8gemm_problem& p, int64_t m_bucket,
+                const std::string& candidate) {
   const DeviceInfo dev = query_device(0);
   const std::string cv = make_compiler(dev.target)->version();
   cache::Cache c(cache_path, cache::Cache::Mode::read_write);
   cache::Winner w;
   w.key = tune_key(dev, cv, to_gemm_problem(p), m_bucket);
-  w.candidate = "cublaslt:algo=0";
+  w.candidate = candidate;
   w.time_us = 1.0;
   w.baseline_us = 1.0;
   w.speedup = 1.0;
   c.put_winner(w);
+}
+
+// A winner "cublaslt:algo=0": prepare then takes the cuBLASLt path (an int32 accumulator of
+// max_m x N allocated in prepare, cuBLASLt, then the dequant kernel).
+void put_cublaslt_winner(const std::string& cache_path, const i8gemm_problem& p, int64_t m_bucket) {
+  put_winner(cache_path, p, m_bucket, "cublaslt:algo=0");
 }
 
 // Device memory taken until about `leave` bytes are free (or, with leave == 0, until cuMemAlloc
@@ -576,6 +583,40 @@ TEST_F(ErrorInjection, CacheFileReplacedWithGarbageIsLeftByteIdentical) {
                      "{}/{}{}",
                      t.prepare_ok, t.prepares, t.cache_errors, t.exact, t.runs, identical, std::size(variants),
                      notes));
+}
+
+// A winner whose name does not parse (here a kernel name of the ten-field form from before each
+// family named only its own fields, under a current key, as a hand-edited cache would hold) is
+// not used: prepare serves the untuned default, which runs exactly.
+TEST_F(ErrorInjection, UnparsableWinnerNameFallsBackToTheDefault) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  const i8gemm_problem p = make_problem(256, 512);
+  const GemmProblem g = to_gemm_problem(p);
+  std::string arch = query_device(0).target.arch;
+  arch.erase(std::remove(arch.begin(), arch.end(), '_'), arch.end());
+  const std::string stale = "i8g_" + arch + "_simt_dp4a_" + g.key() + "_bm16_bn64_bk32_tm2_tn2_wm1_wn1_s1_sk1_v16";
+  EXPECT_THROW(KernelSpec::parse_name(stale), Error);
+  put_winner(path, p, int64_t(1) << 20, stale);
+  {
+    Engine e(0, path);
+    e.prepare(g, 65);
+    for (int64_t m : {1, 65}) {
+      const std::optional<Candidate> served = e.kernel_for(g, m);
+      ASSERT_TRUE(served.has_value());
+      ASSERT_NE(kernel_of(*served), nullptr) << to_string(*served);
+      EXPECT_NE(to_string(*served), stale);
+    }
+  }
+  I8G_CU(cuCtxSetCurrent(ctx_));
+  Context ctx(path);
+  int exact = 0;
+  for (int64_t m : {1, 17, 65}) {
+    const std::string rep = run_and_compare(ctx.get(), p, m, rng_);
+    EXPECT_TRUE(rep.empty()) << rep;
+    exact += rep.empty();
+  }
+  figure(fmt::format("unparsable (ten-field) winner name: default served, runs exact {}/3", exact));
 }
 
 // ---- the cuBLASLt bucket path (cuBLASLt int8 GEMM + the dequant utility kernel) -------------

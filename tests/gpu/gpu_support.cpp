@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <mutex>
 
+#include "generator/problem_enums.hpp"
+
 namespace i8g::gputest {
 namespace {
 
@@ -112,12 +114,11 @@ GemmProblem to_gemm_problem(const i8gemm_problem& p) {
   GemmProblem g;
   g.n = p.n;
   g.k = p.k;
-  g.layout = p.weight_layout == I8GEMM_WEIGHT_KN ? WeightLayout::kn : WeightLayout::nk;
-  g.act_scale = p.act_scale == I8GEMM_SCALE_PER_TOKEN ? ActScale::per_token : ActScale::per_tensor;
-  g.weight_scale =
-      p.weight_scale == I8GEMM_SCALE_PER_CHANNEL ? WeightScale::per_channel : WeightScale::per_tensor;
-  static const OutType kOut[] = {OutType::bf16, OutType::f16, OutType::f32, OutType::i32};
-  g.out = kOut[p.out];
+  // The tests' problems hold valid C values; an invalid one falls back to the default.
+  g.layout = from_c_value<WeightLayout>(p.weight_layout).value_or(g.layout);
+  g.act_scale = from_c_value<ActScale>(p.act_scale).value_or(g.act_scale);
+  g.weight_scale = from_c_value<WeightScale>(p.weight_scale).value_or(g.weight_scale);
+  g.out = from_c_value<OutType>(p.out).value_or(g.out);
   g.bias = p.has_bias != 0;
   g.asymmetric = p.asymmetric != 0;
   return g;

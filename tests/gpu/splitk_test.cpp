@@ -56,9 +56,13 @@ class SplitK : public GpuTest {
   std::unique_ptr<Engine> engine_;
 };
 
+// The split of a generated kernel's name; 0 for a cuBLASLt bucket.
 int split_of(const std::string& kernel) {
-  const size_t at = kernel.find("_sk");
-  return at == std::string::npos ? 0 : std::atoi(kernel.c_str() + at + 3);
+  try {
+    return KernelSpec::parse_name(kernel).config.split_k;
+  } catch (const Error&) {
+    return 0;
+  }
 }
 
 // 768 x 4096 at M = 1 has at most 24 column tiles for 132 SMs: the default splits K.

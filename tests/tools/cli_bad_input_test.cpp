@@ -110,7 +110,7 @@ class CliCacheFiles : public ::testing::Test {
     return {{"inspect", "--cache", c},
             {"inspect", "list", "--cache", c},
             {"inspect", "list", "--json", "--cache", c},
-            {"inspect", "show", "i8g_sm90a_simt_dp4a_n768_k4096_nk_tok_ch_bf16_bm16_bn128_bk32_tm4_tn4_wm1_wn1_s1_sk1_v16", "--cache", c},
+            {"inspect", "show", "i8g_sm90a_simt_dp4a_n768_k4096_nk_tok_ch_bf16_bm16_bn128_bk32_tm4_tn4_v16", "--cache", c},
             {"inspect", "audit", "--cache", c},
             {"inspect", "audit", "--json", "--cache", c}};
   }

@@ -41,7 +41,7 @@ void expect_clean(const KernelSpec& spec, const CompileOutcome& o, const Target&
   EXPECT_GT(r.blocks_per_sm, 0);
   ASSERT_TRUE(r.sass_available) << r.sass_note;
   EXPECT_GT(r.amd.mfma, 0);
-  EXPECT_NE(r.sass.find(spec.config.tm == 32 ? "v_mfma_i32_32x32x8i8" : "v_mfma_i32_16x16x16i8"), std::string::npos);
+  EXPECT_NE(r.sass.find(spec.config.instr == 32 ? "v_mfma_i32_32x32x8i8" : "v_mfma_i32_16x16x16i8"), std::string::npos);
   EXPECT_EQ(r.sass.find("<unknown>"), std::string::npos);
 }
 

@@ -1,0 +1,41 @@
+// Launch geometry: grid, block and dynamic shared memory, the zeroed workspace a launch needs,
+// and the M buckets prepare and tuning cover. Each family's record says its own.
+#include <algorithm>
+
+#include "generator/families.hpp"
+#include "generator/generator.hpp"
+
+namespace i8g {
+
+LaunchShape FamilyInfo::tile_launch(const KernelSpec& spec, int64_t m) {
+  const KernelConfig& c = spec.config;
+  const FamilyInfo& f = family_info(c.family);
+  LaunchShape s{};
+  s.grid[0] = unsigned((spec.problem.n + c.bn - 1) / c.bn);
+  s.grid[1] = unsigned((std::max<int64_t>(m, 1) + c.bm - 1) / c.bm);
+  s.grid[2] = unsigned(c.split_k);
+  s.block[0] = unsigned(f.threads(c));
+  s.block[1] = s.block[2] = 1;
+  s.dynamic_smem = unsigned(f.dynamic_smem(c));
+  return s;
+}
+
+LaunchShape launch_shape(const KernelSpec& spec, int64_t m) {
+  return family_info(spec.config.family).launch(spec, m);
+}
+
+size_t workspace_bytes(const KernelSpec& spec, int64_t m) {
+  return family_info(spec.config.family).workspace(spec, m);
+}
+
+std::vector<int64_t> m_buckets(int64_t max_m) {
+  std::vector<int64_t> out;
+  for (int64_t b : {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 3072, 4096, 8192}) {
+    out.push_back(b);
+    if (b >= max_m) return out;
+  }
+  out.push_back(max_m);
+  return out;
+}
+
+}  // namespace i8g
