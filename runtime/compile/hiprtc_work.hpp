@@ -1,6 +1,6 @@
 // The AMD backend's work that needs hipRTC or comgr (compile, version, disassemble), and the
 // byte protocol that carries it to and from the helper executable i8gemm_hiprtc_worker
-// (tools/hiprtc_worker/). The library only builds requests and reads answers; serve() runs in
+// (runtime/compile/hiprtc_worker/). The library only builds requests and reads answers; serve() runs in
 // the worker, the only process that ever maps hipRTC or comgr.
 //
 // Request: one op byte ('V' version, 'C' compile, 'D' disassemble) then length-prefixed fields
