@@ -62,6 +62,9 @@ struct StoredKernel {
   double compile_ms = 0;
   int64_t created_at = 0;  // unix seconds; put_kernel fills it in when 0
   int64_t binary_size = 0;  // filled in by the cache (also when listed without blobs)
+  // Listing only: why a stored field could not be read (e.g. its options are not a JSON list
+  // of strings); empty when the row is intact. get_kernel throws for such a row instead.
+  std::string damage;
 };
 
 // Everything that changes which kernel wins.

@@ -24,15 +24,20 @@ std::string select_sql(bool with_blobs, const char* where) {
          where;
 }
 
-std::vector<std::string> parse_options(const std::string& text, int64_t id) {
+// A row whose options do not parse throws, or (listing: `damage` not null) is kept with the
+// reason in *damage, so that a listing or an audit can name it and go on.
+std::vector<std::string> parse_options(const std::string& text, int64_t id, std::string* damage) {
   try {
     return nlohmann::json::parse(text).get<std::vector<std::string>>();
   } catch (const std::exception& e) {
-    throw Error(ErrorKind::cache, "i8g::cache::Cache", "kernel id " + std::to_string(id) + ": bad options: " + e.what());
+    const std::string why = "kernel id " + std::to_string(id) + ": bad options: " + e.what();
+    if (!damage) throw Error(ErrorKind::cache, "i8g::cache::Cache", why);
+    *damage = why;
+    return {};
   }
 }
 
-StoredKernel read_kernel(const sql::Stmt& s, bool with_blobs) {
+StoredKernel read_kernel(const sql::Stmt& s, bool with_blobs, bool listing = false) {
   StoredKernel k;
   int c = 0;
   k.id = s.i64(c++);
@@ -48,7 +53,7 @@ StoredKernel read_kernel(const sql::Stmt& s, bool with_blobs) {
   k.k = s.i64(c++);
   k.entry = s.text(c++);
   k.lowered_name = s.text(c++);
-  k.options = parse_options(s.text(c++), k.id);
+  k.options = parse_options(s.text(c++), k.id, listing ? &k.damage : nullptr);
   k.binary_size = s.i64(c++);
   k.binary_sha256 = s.text(c++);
   k.registers = int(s.i64(c++));
@@ -234,7 +239,7 @@ std::vector<StoredKernel> Cache::list_kernels(const ListFilter& f) {
   sql::Stmt s(*impl_->db, select_sql(f.with_blobs, "ORDER BY name, arch, compiler_version, generator_hash, options_hash, id").c_str());
   while (s.step()) {
     if (re && !std::regex_search(s.text(1), *re)) continue;
-    out.push_back(read_kernel(s, f.with_blobs));
+    out.push_back(read_kernel(s, f.with_blobs, /*listing=*/true));
   }
   return out;
 }

@@ -278,6 +278,7 @@ void audit_nvidia(const cache::StoredKernel& k, const ResourceReport& rep, std::
 // One row; a row that cannot be judged is named and the audit goes on (its error fails the run).
 void audit_kernel(const cache::StoredKernel& k, CurrentBuild& build, std::vector<Finding>& out) {
   const std::string stale = build.stale_reason(k);
+  if (!k.damage.empty()) out.push_back({"error", k.key.name, k.damage});
   std::string why;
   if (const std::optional<ResourceReport> rep = report_of(k, &why)) {
     if (is_amd(k)) audit_amd(k, *rep, out);

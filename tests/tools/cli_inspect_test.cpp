@@ -177,6 +177,22 @@ TEST_F(CliInspect, AuditNamesEveryRowWithAMalformedReportAndGoesOn) {
   EXPECT_NE(show.out.find("malformed resource report"), std::string::npos) << show.out;
 }
 
+TEST_F(CliInspect, AuditNamesARowWithMalformedOptionsAndGoesOn) {
+  const std::string c = tuned("c.sqlite");
+  const auto ks = Cache(c, Cache::Mode::read_only).list_kernels();
+  ASSERT_EQ(ks.size(), 2u);
+  exec_sql(c, "UPDATE kernels SET options = '[1, 2]' WHERE id = " + std::to_string(ks[0].id));
+  Result audit = run({"inspect", "audit", "--cache", c});
+  EXPECT_TRUE(audit.failed_cleanly()) << audit.describe();
+  EXPECT_NE(audit.out.find("error    " + ks[0].key.name + ": kernel id " + std::to_string(ks[0].id) + ": bad options"),
+            std::string::npos)
+      << audit.out;
+  EXPECT_NE(audit.out.find("audited 2 kernels"), std::string::npos) << audit.out;
+  // Loading such a row still refuses it (the JIT then compiles the kernel afresh).
+  Cache cache(c, Cache::Mode::read_only);
+  EXPECT_THROW(cache.get_kernel(ks[0].id), Error);
+}
+
 TEST_F(CliInspect, TheUtilityModuleShowsAndAuditsCleanly) {
   const std::string c = dir_.file("c.sqlite");
   {
