@@ -17,17 +17,6 @@ namespace i8g::cache {
 namespace {
 using namespace testing;
 
-int64_t user_version(const std::string& path) {
-  sqlite3* db = nullptr;
-  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-  sqlite3_stmt* s = nullptr;
-  sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, nullptr);
-  const int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return v;
-}
-
 Current now() {
   Current c{"nvrtc 13.0", std::string(64, 'a'), "", ""};
   c.options_hash_by_arch = {{"sm_90a", test_options_hash()}};

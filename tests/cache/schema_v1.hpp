@@ -135,4 +135,16 @@ inline void write_v1_cache(const std::string& path, const std::vector<StoredKern
   sqlite3_close(db);
 }
 
+// The schema version a cache file declares (PRAGMA user_version), -1 when unreadable.
+inline int64_t user_version(const std::string& path) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, nullptr);
+  const int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+
 }  // namespace i8g::cache::testing

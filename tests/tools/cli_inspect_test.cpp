@@ -25,17 +25,6 @@ void exec_sql(const std::string& path, const std::string& sql) {
   sqlite3_close(db);
 }
 
-int64_t user_version(const std::string& path) {
-  sqlite3* db = nullptr;
-  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-  sqlite3_stmt* s = nullptr;
-  sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, nullptr);
-  const int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return v;
-}
-
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -151,12 +140,12 @@ TEST_F(CliInspect, ASchemaOneCacheIsListedAsStaleUntouchedThenMigratedByAWrite) 
   Result dry = run({"cache", "gc", "--dry-run", "--cache", c});
   EXPECT_NE(dry.out.find("would remove 2 stale entries (2 kernels"), std::string::npos) << dry.describe();
   EXPECT_EQ(read_bytes(c), before) << "reading a schema-1 file changes nothing";
-  EXPECT_EQ(user_version(c), 1);
+  EXPECT_EQ(cache::testing::user_version(c), 1);
   // A tune into it migrates it, misses the old rows and compiles afresh beside them.
   Result tune = run({"tune", "--compile-only", "--arch", "sm_80", "--shape", "256x512", "--filter",
                      "simt_dp4a.*bm16_bn64_", "-j", "2", "--cache", c});
   ASSERT_TRUE(tune.ok()) << tune.describe();
-  EXPECT_EQ(user_version(c), 2);
+  EXPECT_EQ(cache::testing::user_version(c), 2);
   EXPECT_EQ(Cache(c, Cache::Mode::read_only).list_kernels().size(), 4u);
   Result gc = run({"cache", "gc", "--cache", c});
   EXPECT_NE(gc.out.find("removed 2 stale entries (2 kernels"), std::string::npos) << gc.describe();
