@@ -38,15 +38,23 @@ __device__ __forceinline__ float dequant(int acc, float sx, float sw) {
   return __fmul_rn(__fmul_rn(__int2float_rn(acc), sx), sw);
 }
 
+// One element's epilogue: corrects `acc` in place (what i32 output stores) and returns y.
 template <int OUT, int BIAS, int ASYM>
-__device__ __forceinline__ void finish(void* out, long long idx, int acc, float sx, int zp,
-                                       float sw, float b, int colsum) {
+__device__ __forceinline__ float epilogue_value(int& acc, float sx, int zp, float sw, float b,
+                                                int colsum) {
   if (ASYM) acc = zero_point_correct(acc, zp, colsum);
   float y = 0.0f;
   if constexpr (OUT != kOutI32) {
     y = dequant(acc, sx, sw);
     if (BIAS) y = __fadd_rn(y, b);
   }
+  return y;
+}
+
+template <int OUT, int BIAS, int ASYM>
+__device__ __forceinline__ void finish(void* out, long long idx, int acc, float sx, int zp,
+                                       float sw, float b, int colsum) {
+  const float y = epilogue_value<OUT, BIAS, ASYM>(acc, sx, zp, sw, b, colsum);
   store_out<OUT>(out, idx, acc, y);
 }
 

@@ -201,6 +201,62 @@ extern "C" __global__ void i8g_finalize_range_asym(float* scale, int* zp, const 
 
 namespace i8g {
 
+__device__ __forceinline__ bool aligned16(const void* p) {
+  return (reinterpret_cast<unsigned long long>(p) & 15) == 0;
+}
+
+// Eight consecutive values of a per-column operand (n % 8 == 0, p 16-byte aligned), or eight
+// copies of p[0] for a per-tensor one.
+template <typename T>
+__device__ __forceinline__ void load8(const T* p, long long n, bool per_column, T (&v)[8]) {
+  static_assert(sizeof(T) == 4, "float or int");
+  if (per_column) {
+    const int4 lo = *reinterpret_cast<const int4*>(p + n), hi = *reinterpret_cast<const int4*>(p + n + 4);
+    const int w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = reinterpret_cast<const T&>(w[j]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = p[0];
+  }
+}
+
+// The vector path: one row segment of 8 outputs with 16-byte loads of the accumulator and the
+// per-column operands and 16-byte stores (two for 4-byte outputs). Same values as finish().
+template <int OUT, int BIAS, int ASYM>
+__device__ __forceinline__ void dequant_row8(const int (&v)[8], const I8gArgs& a, long long first,
+                                             long long n, float sx, int zp, bool per_channel) {
+  float sw[8], b[8] = {}, y[8];
+  int cs[8] = {}, c[8];
+  if constexpr (OUT != kOutI32) load8(a.w_scale, n, per_channel, sw);
+  else for (int j = 0; j < 8; ++j) sw[j] = 0.0f;
+  if constexpr (BIAS) load8(a.bias, n, true, b);
+  if constexpr (ASYM) load8(a.w_colsum, n, true, cs);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    c[j] = v[j];
+    y[j] = epilogue_value<OUT, BIAS, ASYM>(c[j], sx, zp, sw[j], b[j], cs[j]);
+  }
+  if constexpr (OUT == kOutBF16 || OUT == kOutF16) {
+    unsigned h[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const unsigned lo = OUT == kOutBF16 ? f32_to_bf16_rne(y[2 * j]) : f32_to_f16_rne(y[2 * j]);
+      const unsigned hi = OUT == kOutBF16 ? f32_to_bf16_rne(y[2 * j + 1]) : f32_to_f16_rne(y[2 * j + 1]);
+      h[j] = lo | (hi << 16);
+    }
+    *reinterpret_cast<uint4*>(static_cast<unsigned short*>(a.out) + first) = make_uint4(h[0], h[1], h[2], h[3]);
+  } else if constexpr (OUT == kOutF32) {
+    float4* o = reinterpret_cast<float4*>(static_cast<float*>(a.out) + first);
+    o[0] = make_float4(y[0], y[1], y[2], y[3]);
+    o[1] = make_float4(y[4], y[5], y[6], y[7]);
+  } else {
+    int4* o = reinterpret_cast<int4*>(static_cast<int*>(a.out) + first);
+    o[0] = make_int4(c[0], c[1], c[2], c[3]);
+    o[1] = make_int4(c[4], c[5], c[6], c[7]);
+  }
+}
+
 template <int OUT, int BIAS, int ASYM>
 __device__ __forceinline__ void dequant_body(const int* acc, const I8gArgs& a, bool per_token,
                                              bool per_channel) {
@@ -208,6 +264,10 @@ __device__ __forceinline__ void dequant_body(const int* acc, const I8gArgs& a, b
   const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 8;
   if (first >= total) return;
   const bool vec = (N % 8 == 0);  // 8 outputs never cross a row, and 16-byte loads align
+  // Every pointer the vector path reads or writes 16 bytes at a time must be 16-byte aligned
+  // (user buffers in serving need not be); otherwise the element loop below runs.
+  const bool wide = vec && aligned16(a.out) && (OUT == kOutI32 || !per_channel || aligned16(a.w_scale)) &&
+                    (!BIAS || aligned16(a.bias)) && (!ASYM || aligned16(a.w_colsum));
   int v[8];
   if (vec) {
     const int4 lo = *reinterpret_cast<const int4*>(acc + first);
@@ -215,11 +275,17 @@ __device__ __forceinline__ void dequant_body(const int* acc, const I8gArgs& a, b
     v[0] = lo.x; v[1] = lo.y; v[2] = lo.z; v[3] = lo.w;
     v[4] = hi.x; v[5] = hi.y; v[6] = hi.z; v[7] = hi.w;
   }
-  long long m = first / N, n = first - m * N;
+  // 32-bit division where the matrix allows it (64-bit division is a long call).
+  long long m = total < (1ll << 32) ? (long long)(unsigned(first) / unsigned(N)) : first / N;
+  long long n = first - m * N;
   float sx;
   int zp;
   if (per_token) load_row_operands<kActPerToken, OUT, ASYM>(a, m, sx, zp);
   else load_row_operands<kActPerTensor, OUT, ASYM>(a, m, sx, zp);
+  if (wide) {
+    dequant_row8<OUT, BIAS, ASYM>(v, a, first, n, sx, zp, per_channel);
+    return;
+  }
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
     if (first + j >= total) break;

@@ -1,17 +1,21 @@
-// i8gemm bench: the kernel prepare chooses (tuned winner or default) against cuBLASLt
-// int8 -> int32 + dequant and cuBLASLt bf16, in one run, eager and graph-replayed, over
-// rotating buffers (> 256 MB) with random data. Prints a table; --csv / --json write files.
+// i8gemm bench: the kernel prepare chooses (tuned winner or default) against the tuner's own
+// cuBLASLt int8 -> int32 + dequant candidate (and its two halves apart) and cuBLASLt bf16, in
+// one run, graph-replayed and eager, over rotating buffers (> 256 MB) with random data, the SM
+// clock sampled. Prints a table; --csv / --json write one row per contender (the schema
+// bench/report.py merges with the peers' rows).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 
 #include "core/error.hpp"
 #include "generator/generator.hpp"
+#include "runtime/gpu/clock_sampler.hpp"
 #include "runtime/gpu/cublaslt.hpp"
 #include "runtime/gpu/device_buffer.hpp"
 #include "runtime/gpu/kernel_instance.hpp"
@@ -32,10 +36,23 @@ struct BenchFlags {
   int device = 0, samples = 50;
 };
 
+// One contender's timings in one row; status "ok" or why it has none.
+struct Measured {
+  Stats eager, graph;
+  ClockReading clock;
+  std::string status = "not run", note;
+};
+
+// Contenders, in the table's column order. cublaslt_i8 is int8 -> int32 alone (no dequant):
+// the line a fused kernel has to beat, not a peer of the fused operator; dequant is the
+// baseline's second kernel alone (so the two halves of cublaslt_i8_dq_tuner are visible).
+const std::vector<std::string> kContenders = {"i8gemm", "cublaslt_i8_dq_tuner", "cublaslt_i8", "dequant",
+                                              "cublaslt_bf16"};
+
 struct Row {
   std::string shape, kernel;
   int64_t m = 0, n = 0, k = 0;
-  Stats ours_eager, ours_graph, lt_eager, lt_graph, bf16_eager, bf16_graph;
+  std::map<std::string, Measured> by;
   double host_run_us = 0, host_launch_us = 0;  // host time per call (0: not measured)
   bool verified = false;
 };
@@ -56,24 +73,41 @@ double host_us_per_call(const std::function<void(int)>& call, CUstream s) {
   return per[per.size() / 2];
 }
 
-// The best of cuBLASLt's heuristic algorithms by graph median (each one timed the same way).
-std::pair<Stats, Stats> best_lt(int algo_count, const std::function<void(int, int)>& launch, CUstream s,
-                                const TimingPlan& plan) {
-  std::pair<Stats, Stats> best{};
-  for (int a = 0; a < algo_count; ++a) {
-    auto l = [&](int call) { launch(a, call); };
-    const Stats graph = time_graph(l, s, plan);
-    if (a == 0 || graph.median_us < best.second.median_us) best = {time_eager(l, s, plan), graph};
+struct Timer {
+  CUstream s;
+  TimingPlan plan;
+  ClockSampler& clock;
+  // Graph replay with the clock sampled, then eager.
+  Measured operator()(const std::function<void(int)>& launch, const std::string& note = {}) const {
+    Measured r;
+    clock.start();
+    r.graph = time_graph(launch, s, plan);
+    r.clock = clock.stop();
+    r.eager = time_eager(launch, s, plan);
+    r.status = "ok";
+    r.note = note;
+    return r;
   }
-  return best;
-}
+  // The best of `count` variants (cuBLASLt's heuristic algorithms) by graph median.
+  Measured best(int count, const std::function<void(int, int)>& launch, const std::string& what) const {
+    Measured best;
+    for (int a = 0; a < count; ++a) {
+      Measured m = (*this)([&](int call) { launch(a, call); }, fmt::format("{} algo {} of {}", what, a, count));
+      if (a == 0 || m.graph.median_us < best.graph.median_us) best = m;
+    }
+    return best;
+  }
+};
 
-Row bench_one(Engine& e, const GemmProblem& p, const std::string& label, int64_t m, const TimingPlan& plan,
-              std::mt19937_64& rng) {
+Row bench_one(Engine& e, const GemmProblem& p, const std::string& label, int64_t m, const TimingPlan& base,
+              ClockSampler& clock, std::mt19937_64& rng) {
   I8G_CU(cuCtxSetCurrent(e.context()));
   Stream st;
   e.prepare(p, m);
   Operands ops(e, p, m, rng, st.s);
+  TimingPlan plan = base;
+  plan.rotation = ops.sets();
+  const Timer time{st.s, plan, clock};
   Row r;
   r.shape = label;
   r.m = m;
@@ -85,8 +119,7 @@ Row bench_one(Engine& e, const GemmProblem& p, const std::string& label, int64_t
     const I8gArgs a = ops.args(call);
     e.run(p, a, st.s);
   };
-  r.ours_eager = time_eager(ours, st.s, plan);
-  r.ours_graph = time_graph(ours, st.s, plan);
+  r.by["i8gemm"] = time(ours, r.kernel);
   // What the run path adds on the host: i8gemm_run's checks and lookup against a bare launch
   // of the same kernel (KernelInstance::launch). Kernels only: a cuBLASLt bucket has no bare
   // twin.
@@ -96,22 +129,25 @@ Row bench_one(Engine& e, const GemmProblem& p, const std::string& label, int64_t
     r.host_launch_us = host_us_per_call([&](int call) { bare.launch(ops.args(call), st.s); }, st.s);
   }
 
-  const std::unique_ptr<LtDequant> lt = e.lt_dequant(p, m);
-  const DeviceBuffer bf16_ws(LtGemm::kWorkspaceBytes);
   try {
-    auto run_lt = [&](int algo, int call) { lt->run(algo, ops.args(call), st.s); };
-    std::tie(r.lt_eager, r.lt_graph) = best_lt(lt->algo_count(m), run_lt, st.s, plan);
+    const std::unique_ptr<LtDequant> lt = e.lt_dequant(p, m);
+    const int algos = lt->algo_count(m);
+    r.by["cublaslt_i8_dq_tuner"] =
+        time.best(algos, [&](int algo, int call) { lt->run(algo, ops.args(call), st.s); }, "cuBLASLt i8 + dequant");
+    r.by["cublaslt_i8"] =
+        time.best(algos, [&](int algo, int call) { lt->run_gemm(algo, ops.args(call), st.s); }, "cuBLASLt i8 -> i32");
+    r.by["dequant"] = time([&](int call) { lt->run_dequant(ops.args(call), st.s); }, "i8g_dequant of the accumulator");
     // Same bytes from both paths on set 0: a cheap end-to-end check of what was timed.
     std::vector<uint8_t> a(ops.out_bytes), b(ops.out_bytes);
     ours(0);
     I8G_CU(cuStreamSynchronize(st.s));
     ops.out[0].download(a.data(), a.size());
-    run_lt(0, 0);
+    lt->run(0, ops.args(0), st.s);
     I8G_CU(cuStreamSynchronize(st.s));
     ops.out[0].download(b.data(), b.size());
     r.verified = a == b;
   } catch (const Error& err) {
-    fmt::print(stderr, "i8gemm: cuBLASLt int8 unavailable for {} M={}: {}\n", label, m, err.what());
+    for (const char* c : {"cublaslt_i8_dq_tuner", "cublaslt_i8", "dequant"}) r.by[c].status = err.what();
   }
   try {  // bf16 peer: same shape, bf16 operands, rotated the same way
     const size_t xb = size_t(m * p.k) * 2, wb = size_t(p.n * p.k) * 2, ob = size_t(m * p.n) * 2;
@@ -125,16 +161,25 @@ Row bench_one(Engine& e, const GemmProblem& p, const std::string& label, int64_t
       w.emplace_back(wb).upload(host.data(), wb);
       o.emplace_back(ob);
     }
+    const DeviceBuffer bf16_ws(LtGemm::kWorkspaceBytes);
     LtGemm bf(LtGemm::Kind::bf16_bf16, m, p.n, p.k, WeightLayout::nk);
-    auto run_bf = [&](int algo, int call) {
-      const size_t i = size_t(call % sets);
-      bf.run(algo, x[i].get(), w[i].get(), o[i].get(), bf16_ws.get(), st.s);
-    };
-    std::tie(r.bf16_eager, r.bf16_graph) = best_lt(bf.algo_count(), run_bf, st.s, plan);
+    Timer bf_time = time;
+    bf_time.plan.rotation = sets;
+    r.by["cublaslt_bf16"] = bf_time.best(
+        bf.algo_count(),
+        [&](int algo, int call) {
+          const size_t i = size_t(call % sets);
+          bf.run(algo, x[i].get(), w[i].get(), o[i].get(), bf16_ws.get(), st.s);
+        },
+        "cuBLASLt bf16");
   } catch (const Error& err) {
-    fmt::print(stderr, "i8gemm: cuBLASLt bf16 unavailable for {} M={}: {}\n", label, m, err.what());
+    r.by["cublaslt_bf16"].status = err.what();
   }
   return r;
+}
+
+std::string cell(const Measured& m) {
+  return m.status == "ok" ? fmt::format("{:.2f} ({:.2f})", m.graph.median_us, m.eager.median_us) : "n/a";
 }
 
 void run_bench(const BenchFlags& o) {
@@ -150,41 +195,54 @@ void run_bench(const BenchFlags& o) {
   }
   TimingPlan plan;
   plan.samples = o.samples;
+  ClockSampler clock(e->device().pci_bus_id);
+  if (!clock.available()) fmt::print(stderr, "i8gemm: no SM clock readings: {}\n", clock.why());
   std::mt19937_64 rng(std::random_device{}());
   std::vector<Row> rows;
   for (size_t i = 0; i < problems.size(); ++i)
     for (int64_t m : ms) {
       const std::string label = shapes[i].name.empty() ? fmt::format("{}x{}", shapes[i].n, shapes[i].k) : shapes[i].name;
       fmt::print(stderr, "  bench {} M={}\n", label, m);
-      rows.push_back(bench_one(*e, problems[i], label, m, plan, rng));
+      rows.push_back(bench_one(*e, problems[i], label, m, plan, clock, rng));
     }
-  const size_t es = problems.empty() ? 2 : out_element_size(problems[0].out);
+  const int sms = e->device().target.sm_count;
   fmt::print("{} ({} SMs), driver {}; graph-replay medians in us (eager in parentheses); random data, rotated buffers\n",
-             e->device().name, e->device().target.sm_count, e->device().driver_version);
-  fmt::print("{:<14} {:>5} {:>16} {:>16} {:>16} {:>8} {:>7} {:>8} {:>8} {:>4}  {}\n", "shape", "M", "i8gemm",
-             "cuBLASLt i8+dq", "cuBLASLt bf16", "TOPS", "TB/s", "vs i8+dq", "vs bf16", "ok", "kernel");
-  nlohmann::json js = nlohmann::json::array();
-  std::string csv = "shape,m,n,k,kernel,ours_graph_us,ours_graph_p90_us,ours_eager_us,lt_graph_us,lt_eager_us,bf16_graph_us,bf16_eager_us,tops,tbps,verified\n";
+             e->device().name, sms, e->device().driver_version);
+  fmt::print("{:<14} {:>5} {:>16} {:>16} {:>16} {:>16} {:>16} {:>8} {:>6} {:>8} {:>4}  {}\n", "shape", "M", "i8gemm",
+             "cuBLASLt i8+dq", "cuBLASLt i8", "dequant", "cuBLASLt bf16", "TOPS", "MHz", "vs i8+dq", "ok", "kernel");
+  nlohmann::json js_rows = nlohmann::json::array();
+  std::string csv = "shape,m,n,k,contender,status,graph_median_us,graph_p90_us,graph_min_us,eager_median_us,sm_mhz,power_w,note\n";
   for (const Row& r : rows) {
-    const double t = r.ours_graph.median_us;
+    const Measured& ours = r.by.at("i8gemm");
+    const double t = ours.graph.median_us;
     const double tops = 2.0 * double(r.m) * double(r.n) * double(r.k) / (t * 1e6);
-    const double bytes = double(r.m * r.k + r.n * r.k) + double(r.m * r.n) * double(es);
-    const double tbps = bytes / (t * 1e6);
-    auto ratio = [&](double peer) { return peer > 0 ? fmt::format("{:.2f}x", peer / t) : std::string("n/a"); };
-    fmt::print("{:<14} {:>5} {:>7.2f} ({:>6.2f}) {:>7.2f} ({:>6.2f}) {:>7.2f} ({:>6.2f}) {:>8.1f} {:>7.2f} {:>8} {:>8} {:>4}  {}\n",
-               r.shape, r.m, t, r.ours_eager.median_us, r.lt_graph.median_us, r.lt_eager.median_us,
-               r.bf16_graph.median_us, r.bf16_eager.median_us, tops, tbps, ratio(r.lt_graph.median_us),
-               ratio(r.bf16_graph.median_us), r.verified ? "yes" : "NO", r.kernel);
-    csv += fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.1f},{:.3f},{}\n", r.shape, r.m,
-                       r.n, r.k, r.kernel, t, r.ours_graph.p90_us, r.ours_eager.median_us, r.lt_graph.median_us,
-                       r.lt_eager.median_us, r.bf16_graph.median_us, r.bf16_eager.median_us, tops, tbps, r.verified);
-    js.push_back({{"shape", r.shape}, {"m", r.m}, {"n", r.n}, {"k", r.k}, {"kernel", r.kernel},
-                  {"ours", {{"graph_median_us", t}, {"graph_p90_us", r.ours_graph.p90_us}, {"graph_min_us", r.ours_graph.min_us},
-                            {"eager_median_us", r.ours_eager.median_us}, {"eager_p90_us", r.ours_eager.p90_us}}},
-                  {"cublaslt_i8_dequant", {{"graph_median_us", r.lt_graph.median_us}, {"eager_median_us", r.lt_eager.median_us}}},
-                  {"cublaslt_bf16", {{"graph_median_us", r.bf16_graph.median_us}, {"eager_median_us", r.bf16_eager.median_us}}},
-                  {"tops", tops}, {"tbps", tbps}, {"verified", r.verified},
-                  {"host_run_us", r.host_run_us}, {"host_launch_us", r.host_launch_us}});
+    auto get = [&](const std::string& c) { auto it = r.by.find(c); return it == r.by.end() ? Measured{} : it->second; };
+    const Measured lt = get("cublaslt_i8_dq_tuner");
+    fmt::print("{:<14} {:>5} {:>16} {:>16} {:>16} {:>16} {:>16} {:>8.1f} {:>6.0f} {:>8} {:>4}  {}\n", r.shape, r.m,
+               cell(ours), cell(lt), cell(get("cublaslt_i8")), cell(get("dequant")), cell(get("cublaslt_bf16")), tops,
+               ours.clock.sm_mhz, lt.status == "ok" ? fmt::format("{:.2f}x", lt.graph.median_us / t) : "n/a",
+               r.verified ? "yes" : "NO", r.kernel);
+    for (const std::string& c : kContenders) {
+      const Measured x = get(c);
+      const bool ok = x.status == "ok";
+      auto num = [&](double v) { return ok ? nlohmann::json(v) : nlohmann::json(nullptr); };
+      nlohmann::json row = {{"contender", c}, {"shape", r.shape}, {"n", r.n}, {"k", r.k}, {"m", r.m},
+                            {"status", x.status}, {"graph_median_us", num(x.graph.median_us)},
+                            {"graph_p90_us", num(x.graph.p90_us)}, {"graph_min_us", num(x.graph.min_us)},
+                            {"eager_median_us", num(x.eager.median_us)}, {"eager_p90_us", num(x.eager.p90_us)},
+                            {"sm_mhz", x.clock.samples ? nlohmann::json(x.clock.sm_mhz) : nlohmann::json(nullptr)},
+                            {"power_w", x.clock.samples ? nlohmann::json(x.clock.power_w) : nlohmann::json(nullptr)},
+                            {"note", x.note}};
+      if (c == "i8gemm") {
+        row["verified"] = r.verified;
+        row["host_run_us"] = r.host_run_us;
+        row["host_launch_us"] = r.host_launch_us;
+      }
+      js_rows.push_back(row);
+      csv += fmt::format("{},{},{},{},{},\"{}\",{:.3f},{:.3f},{:.3f},{:.3f},{:.0f},{:.1f},\"{}\"\n", r.shape, r.m, r.n, r.k,
+                         c, x.status, x.graph.median_us, x.graph.p90_us, x.graph.min_us, x.eager.median_us,
+                         x.clock.sm_mhz, x.clock.power_w, x.note);
+    }
   }
   fmt::print("\nhost time per call (us; median of 20 batches of 100 eager calls): i8gemm_run against a bare "
              "launch of the same kernel\n{:<14} {:>5} {:>10} {:>12} {:>10}\n", "shape", "M", "i8gemm_run",
@@ -194,7 +252,11 @@ void run_bench(const BenchFlags& o) {
       fmt::print("{:<14} {:>5} {:>10.2f} {:>12.2f} {:>10.2f}\n", r.shape, r.m, r.host_run_us, r.host_launch_us,
                  r.host_run_us - r.host_launch_us);
   if (!o.csv.empty()) std::ofstream(o.csv) << csv;
-  if (!o.json.empty()) std::ofstream(o.json) << js.dump(2) << "\n";
+  if (!o.json.empty()) {
+    const nlohmann::json js = {{"tool", "i8gemm bench"}, {"device", e->device().name}, {"sm_count", sms},
+                               {"driver", e->device().driver_version}, {"rows", js_rows}};
+    std::ofstream(o.json) << js.dump(2) << "\n";
+  }
 }
 
 }  // namespace

@@ -21,6 +21,8 @@ DeviceInfo query_device(int ordinal) {
   char name[256] = {};
   check_cu(d->cuDeviceGetName(name, sizeof(name) - 1, info.device), "cuDeviceGetName");
   info.name = name;
+  char bus[32] = {};
+  if (d->cuDeviceGetPCIBusId(bus, sizeof(bus) - 1, info.device) == CUDA_SUCCESS) info.pci_bus_id = bus;
   auto attr = [&](CUdevice_attribute a) {
     int v = 0;
     check_cu(d->cuDeviceGetAttribute(&v, a, info.device), "cuDeviceGetAttribute");

@@ -14,6 +14,7 @@ struct DeviceInfo {
   std::string name;
   int cc = 0;  // major*10+minor
   std::string driver_version;  // "13.0"
+  std::string pci_bus_id;      // "0000:19:00.0" (NVML finds the same board by it)
   Target target;               // arch (sm_90a on cc 9.0) and the device's real budgets
 };
 

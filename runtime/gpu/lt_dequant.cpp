@@ -19,12 +19,25 @@ const LtGemm& LtDequant::gemm(int64_t m) const {
 int LtDequant::algo_count(int64_t m) const { return gemm(m).algo_count(); }
 
 void LtDequant::run(int algo, const I8gArgs& a, CUstream stream) const {
-  // More rows than the accumulator holds would write past its end.
-  if (a.m > max_m_)
-    throw Error(ErrorKind::invalid_argument, "LtDequant::run",
-                fmt::format("the accumulator holds {} rows, not M={}", max_m_, a.m));
-  gemm(a.m).run(algo, a.x, a.w, acc_.get(), workspace_.get(), stream);
+  run_gemm(algo, a, stream);
   dequant_(acc_.get<int32_t>(), a, stream);
+}
+
+void LtDequant::run_gemm(int algo, const I8gArgs& a, CUstream stream) const {
+  check_rows(a.m);
+  gemm(a.m).run(algo, a.x, a.w, acc_.get(), workspace_.get(), stream);
+}
+
+void LtDequant::run_dequant(const I8gArgs& a, CUstream stream) const {
+  check_rows(a.m);
+  dequant_(acc_.get<int32_t>(), a, stream);
+}
+
+void LtDequant::check_rows(int64_t m) const {
+  // More rows than the accumulator holds would write past its end.
+  if (m > max_m_)
+    throw Error(ErrorKind::invalid_argument, "LtDequant::run",
+                fmt::format("the accumulator holds {} rows, not M={}", max_m_, m));
 }
 
 }  // namespace i8g

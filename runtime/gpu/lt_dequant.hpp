@@ -37,9 +37,14 @@ class LtDequant {
   // No device allocation or synchronization, so a capturing stream records two nodes; the
   // first run of an M also asks cuBLASLt's heuristic (host only).
   void run(int algo, const I8gArgs& a, CUstream stream) const;
+  // The two halves of run(), for benchmarks that report them apart: cuBLASLt's int8 -> int32
+  // into the accumulator alone, and the dequant of whatever the accumulator holds.
+  void run_gemm(int algo, const I8gArgs& a, CUstream stream) const;
+  void run_dequant(const I8gArgs& a, CUstream stream) const;
 
  private:
   const LtGemm& gemm(int64_t m) const;
+  void check_rows(int64_t m) const;
 
   GemmProblem p_;
   int64_t max_m_ = 0;

@@ -51,11 +51,12 @@ Stats time_eager(const std::function<void(int)>& launch, CUstream stream, const 
 }
 
 Stats time_graph(const std::function<void(int)>& launch, CUstream stream, const TimingPlan& plan) {
+  const int calls = std::max(plan.launches_per_sample, plan.rotation);
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
   I8G_CU(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
   try {
-    for (int i = 0; i < plan.launches_per_sample; ++i) launch(i);
+    for (int i = 0; i < calls; ++i) launch(i);
   } catch (...) {
     driver().cuStreamEndCapture(stream, &graph);
     if (graph) driver().cuGraphDestroy(graph);
@@ -71,11 +72,10 @@ Stats time_graph(const std::function<void(int)>& launch, CUstream stream, const 
     }
   } cleanup{graph, exec};
   I8G_CU(cuGraphInstantiateWithFlags(&exec, graph, 0));
-  const int warm = std::max(3, plan.warmup / std::max(1, plan.launches_per_sample));
+  const int warm = std::max(3, plan.warmup / std::max(1, calls));
   for (int i = 0; i < warm; ++i) I8G_CU(cuGraphLaunch(exec, stream));
   I8G_CU(cuStreamSynchronize(stream));
-  return sample([&](int) { I8G_CU(cuGraphLaunch(exec, stream)); }, stream, plan.samples,
-                plan.launches_per_sample);
+  return sample([&](int) { I8G_CU(cuGraphLaunch(exec, stream)); }, stream, plan.samples, calls);
 }
 
 }  // namespace i8g

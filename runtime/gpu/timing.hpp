@@ -13,6 +13,9 @@ struct TimingPlan {
   int warmup = 50;               // launches before the first sample
   int samples = 50;
   int launches_per_sample = 20;
+  // The caller's number of rotated buffer sets: a graph captures at least this many calls, so
+  // that each replay touches every set and L2 cannot serve the weights.
+  int rotation = 1;
 };
 
 struct Stats {
@@ -20,7 +23,7 @@ struct Stats {
 };
 
 Stats time_eager(const std::function<void(int)>& launch, CUstream stream, const TimingPlan& plan);
-// Captures launches_per_sample calls into one graph and times its replays.
+// Captures max(launches_per_sample, rotation) calls into one graph and times its replays.
 Stats time_graph(const std::function<void(int)>& launch, CUstream stream, const TimingPlan& plan);
 
 }  // namespace i8g

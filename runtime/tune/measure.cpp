@@ -41,7 +41,9 @@ std::string compare(const std::vector<uint8_t>& want, const std::vector<uint8_t>
 
 Measurer::Measurer(Operands& ops, CUstream stream, const TimingPlan& plan, double prune_factor)
     : ops_(ops), stream_(stream), plan_(plan), prune_factor_(prune_factor), ref_(ops.out_bytes),
-      got_(ops.out_bytes) {}
+      got_(ops.out_bytes) {
+  plan_.rotation = ops.sets();
+}
 
 void Measurer::take_reference(const Launch& launch) {
   ops_.out[0].fill(0xff);
