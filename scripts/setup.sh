@@ -34,3 +34,42 @@ if [ ! -x "$tooldir/nvidia/cu13/bin/nvdisasm" ] && ! command -v nvdisasm >/dev/n
   python3 -m pip install -q --disable-pip-version-check --no-deps --target "$tooldir" \
     nvidia-cuda-nvdisasm || echo "setup: nvdisasm could not be installed; SASS will be unavailable" >&2
 fi
+
+# CUTLASS headers for the benchmark's CUTLASS peer (bench/cutlass; nothing in i8gemm links it).
+# The nvidia-cutlass wheel on PyPI ships CUTLASS's include/ and tools/util/include/; only those
+# two trees are unpacked, into .deps/cutlass. A failed fetch is not an error: the benchmark's
+# CUTLASS column then says why it is empty.
+cutlass_ver=4.2.0.0
+cutlass_dir="$here/.deps/cutlass"
+if [ ! -f "$cutlass_dir/include/cutlass/gemm/collective/collective_builder.hpp" ]; then
+  dl="$(mktemp -d)"
+  if python3 -m pip download -q --disable-pip-version-check --no-deps \
+       "nvidia-cutlass==$cutlass_ver" -d "$dl" \
+     && python3 - "$dl" "$cutlass_dir" <<'PY'
+import glob, os, shutil, sys, zipfile
+dl, dest = sys.argv[1], sys.argv[2]
+wheels = glob.glob(os.path.join(dl, "nvidia_cutlass-*.whl"))
+if not wheels:
+    sys.exit("no nvidia_cutlass wheel downloaded")
+trees = {"cutlass_library/source/include/": "include/",
+         "cutlass_library/source/tools/util/include/": "tools/util/include/"}
+tmp = dest + ".partial"
+shutil.rmtree(tmp, ignore_errors=True)
+with zipfile.ZipFile(wheels[0]) as z:
+    for name in z.namelist():
+        for src, dst in trees.items():
+            if name.startswith(src) and not name.endswith("/"):
+                out = os.path.join(tmp, dst, name[len(src):])
+                os.makedirs(os.path.dirname(out), exist_ok=True)
+                with z.open(name) as fi, open(out, "wb") as fo:
+                    shutil.copyfileobj(fi, fo)
+shutil.rmtree(dest, ignore_errors=True)
+os.rename(tmp, dest)
+PY
+  then
+    echo "setup: CUTLASS $cutlass_ver headers in $cutlass_dir"
+  else
+    echo "setup: CUTLASS headers could not be fetched; the benchmark's CUTLASS peer will be skipped" >&2
+  fi
+  rm -rf "$dl"
+fi
