@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""Merges benchmark JSON files (i8gemm, its C++ peers, bench/torch_peers.py) into one report.
+
+Each input: {"device": str, "tool": str, "rows": [ROW...], optional "sm_count": int,
+optional "ceilings": {"wgmma": {"tops", "sm_mhz", "power_w", "ops_per_clock_per_sm"}}} with
+ROW = {"contender", "shape", "n", "k", "m", "status", "graph_median_us", "graph_p90_us",
+"graph_min_us", "sm_mhz", "power_w", "verified", "note"}.
+
+    python3 bench/report.py a.json b.json --md r.md --csv r.csv --json r.json --png r.png --title "H200"
+"""
+import argparse
+import csv
+import json
+import math
+import sys
+
+# Column order of the tables; contenders not listed here follow in alphabetical order.
+KNOWN_CONTENDERS = (
+    "i8gemm", "cutlass_best", "cutlass_vllm_pick", "cublaslt_i8_dq_tuner", "cublaslt_i8_dq_plain",
+    "cublaslt_fp8", "torch_fp8_rowwise", "triton_w8a8", "cublaslt_i8", "cublaslt_bf16", "read_ceiling",
+)
+OURS = "i8gemm"
+# Shown but never "best peer": i8gemm itself; cuBLASLt int8 -> int32 without the dequant (a line
+# to beat, not the fused operator); bf16 (other operand precision: ANCHORS.md's list of peers
+# leaves it out); ceilings. Any contender whose name ends in "_ceiling" is a ceiling too.
+NON_PEERS = frozenset({OURS, "cublaslt_i8", "cublaslt_bf16", "read_ceiling", "wgmma_ceiling"})
+DEFAULT_SM_COUNT = 132  # H200
+DECODE_MAX_M = 16       # rows up to this M show weight TB/s instead of TOPS
+TUNER_VS_PLAIN = ("cublaslt_i8_dq_tuner", "cublaslt_i8_dq_plain", 1.03)
+ROW_FIELDS = ("contender", "shape", "n", "k", "m", "status", "graph_median_us", "graph_p90_us",
+              "graph_min_us", "sm_mhz", "power_w", "verified", "note")
+
+
+class InputError(Exception):
+    pass
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("inputs", nargs="+", metavar="IN.json")
+    ap.add_argument("--md", required=True)
+    ap.add_argument("--csv", required=True)
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--png", required=True)
+    ap.add_argument("--title", default="i8gemm against its peers")
+    return ap.parse_args(argv)
+
+
+def load(paths):
+    """Rows of all files (each tagged with tool, device, file, sm_count) and the ceilings."""
+    rows, ceilings, devices = [], {}, []
+    for path in paths:
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{path}: cannot read JSON: {exc}") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
+            raise InputError(f"{path}: expected an object with a 'rows' list")
+        devices.append(doc.get("device"))
+        ceilings.update(doc.get("ceilings") or {})
+        for i, row in enumerate(doc["rows"]):
+            missing = [f for f in ("contender", "shape", "n", "k", "m") if not isinstance(row, dict) or f not in row]
+            if missing:
+                raise InputError(f"{path}: row {i} lacks {', '.join(missing)}")
+            bad = [f for f in ("n", "k", "m") if not isinstance(row[f], int) or row[f] < 1]
+            if bad:
+                raise InputError(f"{path}: row {i}: {', '.join(bad)} must be positive integers")
+            full = {f: row.get(f) for f in ROW_FIELDS}
+            full.update(row)
+            full.update(tool=doc.get("tool"), device=doc.get("device"), file=path,
+                        sm_count=row.get("sm_count") or doc.get("sm_count") or DEFAULT_SM_COUNT)
+            rows.append(full)
+    return rows, ceilings, devices
+
+
+def time_us(row):
+    t = row.get("graph_median_us")
+    ok = row.get("status") == "ok" and isinstance(t, (int, float)) and t > 0 and math.isfinite(t)
+    return float(t) if ok else None
+
+
+def ops(row):
+    return 2.0 * row["m"] * row["n"] * row["k"]
+
+
+def tops(row):
+    t = time_us(row)
+    return ops(row) / (t * 1e6) if t else None
+
+
+def ops_per_clock_per_sm(row):
+    t, mhz = time_us(row), row.get("sm_mhz")
+    return ops(row) / (t * mhz * row["sm_count"]) if t and mhz else None
+
+
+def is_peer(name):
+    return name not in NON_PEERS and not name.endswith("_ceiling")
+
+
+def index(rows):
+    """{(shape, n, k): {m: {contender: row}}}; a later file's row replaces an earlier one."""
+    table = {}
+    for r in rows:
+        cell = table.setdefault((r["shape"], r["n"], r["k"]), {}).setdefault(r["m"], {})
+        if r["contender"] in cell:
+            print(f"report: {r['contender']} {r['shape']} M={r['m']} appears twice; using {r['file']}",
+                  file=sys.stderr)
+        cell[r["contender"]] = r
+    return table
+
+
+def contender_order(names):
+    known = [c for c in KNOWN_CONTENDERS if c in names]
+    return known + sorted(set(names) - set(known))
+
+
+def best_peer(by_name):
+    """Fastest verified-or-unchecked peer that ran: (row, time) or (None, None)."""
+    ok = [(time_us(r), r) for n, r in by_name.items()
+          if is_peer(n) and time_us(r) and r.get("verified") is not False]
+    if not ok:
+        return None, None
+    t, r = min(ok, key=lambda p: p[0])
+    return r, t
+
+
+def ratio_text(peer_t, ours_t):
+    return f"{peer_t / ours_t:.2f}x" if peer_t and ours_t else "—"
+
+
+def cell_text(row, notes):
+    """'61.3 (1401)': µs and TOPS, or µs and weight TB/s for decode rows; '— [n]' with a footnote."""
+    t = time_us(row) if row else None
+    if row is None:
+        return ""
+    if t is None:
+        reason = row.get("status") or "no time"
+        if reason == "ok":
+            reason = "status ok but no usable time"
+        notes.setdefault(reason, len(notes) + 1)
+        return f"— [{notes[reason]}]"
+    if row["m"] <= DECODE_MAX_M:
+        text = f"{t:.2f} ({row['n'] * row['k'] / (t * 1e6):.2f})"
+    else:
+        text = f"{t:.1f} ({tops(row):.0f})"
+    return text + (" ✗" if row.get("verified") is False else "")
+
+
+def clock_text(row, ceiling_opc):
+    if row is None or time_us(row) is None:
+        return "—"
+    opc = ops_per_clock_per_sm(row)
+    if opc is None:
+        return "—"
+    share = f" ({100 * opc / ceiling_opc:.0f}%)" if ceiling_opc else ""
+    return f"{row['sm_mhz']:.0f} MHz, {opc:.0f}{share}"
+
+
+def wgmma_ops_per_clock(ceilings, sm_count):
+    c = ceilings.get("wgmma") or {}
+    if c.get("ops_per_clock_per_sm"):
+        return float(c["ops_per_clock_per_sm"])
+    if c.get("tops") and c.get("sm_mhz"):
+        return c["tops"] * 1e12 / (c["sm_mhz"] * 1e6 * sm_count)
+    return None
+
+
+def shape_table(key, by_m, ceiling_opc):
+    """Markdown lines for one shape."""
+    name, n, k = key
+    names = contender_order({c for cells in by_m.values() for c in cells})
+    notes = {}
+    head = ["M"] + names + ["best peer", "i8gemm / best peer", "i8gemm MHz, ops/clk/SM", "best peer MHz, ops/clk/SM"]
+    lines = [f"## {name} (N={n}, K={k}, weight {n * k / 1e6:.1f} MB)", "",
+             f"µs per call (graph replay median); in parentheses weight TB/s for M ≤ {DECODE_MAX_M}, "
+             "TOPS otherwise. ✗: output did not verify (never counted as best peer). "
+             "Ratio > 1: i8gemm faster.", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for m in sorted(by_m):
+        cells = by_m[m]
+        peer, peer_t = best_peer(cells)
+        ours = cells.get(OURS)
+        row = [str(m)] + [cell_text(cells.get(c), notes) for c in names]
+        row += [f"{peer['contender']} {peer_t:.2f}" if peer else "—",
+                ratio_text(peer_t, time_us(ours) if ours else None),
+                clock_text(ours, ceiling_opc), clock_text(peer, ceiling_opc)]
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    lines += [f"[{i}] {reason}" for reason, i in notes.items()]
+    if ceiling_opc:
+        best = max((o for cells in by_m.values() if OURS in cells
+                    for o in [ops_per_clock_per_sm(cells[OURS])] if o), default=None)
+        lines.append(f"\nwgmma ceiling {ceiling_opc:.0f} ops/clock/SM; i8gemm's best row here: "
+                     + (f"{best:.0f} ({100 * best / ceiling_opc:.0f}%)." if best else "no clock data."))
+    return lines + [""]
+
+
+def markdown(title, table, ceilings, devices, sm_count):
+    ceiling_opc = wgmma_ops_per_clock(ceilings, sm_count)
+    lines = [f"# {title}", "", "Devices: " + ", ".join(sorted({str(d) for d in devices})) + ".",
+             "Peers for 'best peer': every contender except " + ", ".join(sorted(NON_PEERS))
+             + " and any *_ceiling. ops/clk/SM = 2MNK / (t × SM clock × SMs)"
+             + (f", and % of the wgmma ceiling's {ceiling_opc:.0f}." if ceiling_opc else "."), ""]
+    w = ceilings.get("wgmma")
+    if w:
+        lines += ["wgmma ceiling: " + ", ".join(f"{k} {v}" for k, v in w.items()) + ".", ""]
+    for key in sorted(table):
+        lines += shape_table(key, table[key], ceiling_opc)
+    return "\n".join(lines)
+
+
+def stdout_summary(table):
+    print(f"{'shape':<14} {'M':>5} {'i8gemm us':>10} {'best peer':>28} {'ratio':>7}")
+    for key in sorted(table):
+        for m in sorted(table[key]):
+            cells = table[key][m]
+            peer, peer_t = best_peer(cells)
+            ours_t = time_us(cells[OURS]) if OURS in cells else None
+            print(f"{key[0]:<14} {m:>5} {f'{ours_t:.2f}' if ours_t else '—':>10} "
+                  f"{(peer['contender'] + f' {peer_t:.2f}') if peer else '—':>28} {ratio_text(peer_t, ours_t):>7}")
+    tuner, plain, limit = TUNER_VS_PLAIN
+    if not any(tuner in cells or plain in cells for by_m in table.values() for cells in by_m.values()):
+        print(f"no {tuner} / {plain} rows: tuner check skipped")
+        return
+    for key in sorted(table):
+        for m in sorted(table[key]):
+            cells = table[key][m]
+            a = time_us(cells[tuner]) if tuner in cells else None
+            b = time_us(cells[plain]) if plain in cells else None
+            verdict = (f"{'yes' if a / b <= limit else 'no'} ({a / b:.3f})" if a and b
+                       else "n/a (" + ", ".join(x for x, t in ((tuner, a), (plain, b)) if not t) + " missing)")
+            print(f"{key[0]} M={m}: {tuner} within {100 * (limit - 1):.0f}% of {plain}: {verdict}")
+
+
+def write_csv(path, rows):
+    fields = list(ROW_FIELDS) + ["tool", "device", "file", "sm_count"]
+    fields += sorted({f for r in rows for f in r} - set(fields))
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def plot(path, title, table):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        print(f"report: matplotlib missing ({exc}); no plot written", file=sys.stderr)
+        return
+    keys = sorted(table)
+    cols = min(3, len(keys)) or 1
+    rows = math.ceil(len(keys) / cols) or 1
+    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4.5 * rows), squeeze=False)
+    for ax, key in zip(axes.flat, keys):
+        by_m = table[key]
+        for name in contender_order({c for cells in by_m.values() for c in cells}):
+            pts = [(m, tops(cells[name])) for m, cells in sorted(by_m.items()) if name in cells and tops(cells[name])]
+            if not pts:
+                continue
+            style = dict(linestyle="--", color="gray") if name == "read_ceiling" else {}
+            if name == OURS:
+                style = dict(linewidth=2.5, color="black")
+            ax.plot(*zip(*pts), marker="o", markersize=3, label=name, **style)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"{key[0]} (N={key[1]}, K={key[2]})")
+        ax.set_xlabel("M")
+        ax.set_ylabel("TOPS (2MNK / t)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(keys):]:
+        ax.axis("off")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv):
+    args = parse_args(argv)
+    try:
+        rows, ceilings, devices = load(args.inputs)
+    except InputError as exc:
+        print(f"report: {exc}", file=sys.stderr)
+        return 2
+    if not rows:
+        print("report: the inputs hold no rows", file=sys.stderr)
+        return 2
+    table = index(rows)
+    sm_count = rows[0]["sm_count"]
+    with open(args.md, "w") as f:
+        f.write(markdown(args.title, table, ceilings, devices, sm_count) + "\n")
+    write_csv(args.csv, rows)
+    with open(args.json, "w") as f:
+        json.dump({"title": args.title, "inputs": args.inputs, "devices": devices, "ceilings": ceilings,
+                   "sm_count": sm_count, "rows": rows}, f, indent=1)
+        f.write("\n")
+    stdout_summary(table)
+    plot(args.png, args.title, table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs bench/report.py on a hand-made fixture and checks what it writes. Needs python3;
+# matplotlib only for the PNG (the check passes without it, as report.py skips the plot).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "report_check: FAIL: $*" >&2; exit 1; }
+
+python3 "$root/bench/report.py" "$root/tests/bench/report_fixture.json" --title fixture \
+  --md "$tmp/r.md" --csv "$tmp/r.csv" --json "$tmp/r.json" --png "$tmp/r.png" > "$tmp/stdout"
+for f in r.md r.csv r.json; do [[ -s "$tmp/$f" ]] || fail "$f missing or empty"; done
+
+# M=4096: cublaslt_i8 (40 us, not a peer) and an unverified fp8 row (30 us) are faster than
+# cutlass_best (61.31 us); the best peer must still be cutlass_best, ratio 61.31 / 53.0.
+grep -qF '| cutlass_best 61.31 | 1.16x |' "$tmp/r.md" || fail "expected best peer cutlass_best and ratio 1.16x at M=4096"
+grep -qF '[1] unsupported: K=384' "$tmp/r.md" || fail "expected a footnote for the unsupported row"
+grep -qF 'M=4096: cublaslt_i8_dq_tuner within 3% of cublaslt_i8_dq_plain: no (1.325)' "$tmp/stdout" \
+  || fail "expected the tuner-vs-plain check on stdout"
+[[ $(wc -l < "$tmp/r.csv") -eq 29 ]] || fail "expected 28 CSV rows and a header"
+
+# Without matplotlib: no plot, a message, everything else written, exit 0.
+python3 -c 'import runpy, sys; sys.modules["matplotlib"] = None; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name="__main__")' \
+  "$root/bench/report.py" "$root/tests/bench/report_fixture.json" \
+  --md "$tmp/n.md" --csv "$tmp/n.csv" --json "$tmp/n.json" --png "$tmp/n.png" > /dev/null 2> "$tmp/stderr" \
+  || fail "exit status without matplotlib"
+grep -q 'matplotlib missing' "$tmp/stderr" || fail "no message without matplotlib"
+[[ -s "$tmp/n.md" && ! -e "$tmp/n.png" ]] || fail "without matplotlib: md must exist and png must not"
+
+# Unreadable JSON: a message and a non-zero exit.
+echo '{"rows": [' > "$tmp/bad.json"
+if python3 "$root/bench/report.py" "$tmp/bad.json" --md "$tmp/b.md" --csv "$tmp/b.csv" --json "$tmp/b.json" \
+     --png "$tmp/b.png" 2> "$tmp/stderr"; then fail "bad JSON accepted"; fi
+grep -q 'cannot read JSON' "$tmp/stderr" || fail "no message for bad JSON"
+echo "report_check: ok"
