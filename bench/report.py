@@ -23,7 +23,8 @@ OURS = "i8gemm"
 # Shown but never "best peer": i8gemm itself; cuBLASLt int8 -> int32 without the dequant (a line
 # to beat, not the fused operator); bf16 (other operand precision: ANCHORS.md's list of peers
 # leaves it out); ceilings. Any contender whose name ends in "_ceiling" is a ceiling too.
-NON_PEERS = frozenset({OURS, "cublaslt_i8", "cublaslt_bf16", "read_ceiling", "wgmma_ceiling"})
+NON_PEERS = frozenset({OURS, "cublaslt_i8", "cublaslt_i8_plain", "dequant", "cublaslt_bf16", "read_ceiling",
+                       "wgmma_ceiling"})
 DEFAULT_SM_COUNT = 132  # H200
 DECODE_MAX_M = 16       # rows up to this M show weight TB/s instead of TOPS
 TUNER_VS_PLAIN = ("cublaslt_i8_dq_tuner", "cublaslt_i8_dq_plain", 1.03)

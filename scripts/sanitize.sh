@@ -10,7 +10,7 @@ bash scripts/setup.sh
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="$san -O1" \
   -DCMAKE_CXX_FLAGS="$san -O1" -DCMAKE_EXE_LINKER_FLAGS="$san -Wl,--as-needed" \
-  -DCMAKE_SHARED_LINKER_FLAGS="$san -Wl,--as-needed" >/dev/null
+  -DCMAKE_SHARED_LINKER_FLAGS="$san -Wl,--as-needed" -DI8GEMM_PEERS=OFF >/dev/null
 cmake --build build-asan -j"$(nproc)"
 # (--as-needed: the sanitizer link specs turn it off, and libcuda must stay dlopen-only.)
 # NVRTC, comgr and the CUDA driver are not built with ASan: their own leaks and the driver's

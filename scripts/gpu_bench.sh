@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The benchmark pass, on the GPU machine, over a build made elsewhere: tune the shapes, then in
+# one run time what prepare picks and every peer by the same protocol, and write the report.
+#   STAGES="tune bench peers torch report" SHAPES="examples/tp4.shapes examples/llama3-8b.shapes" \
+#     MS=1,16,128,1024,4096 bash scripts/gpu_bench.sh
+# Env: OUT (default /tmp/out), BUILD (default build), TUNE_CACHE (default $OUT/tuned.sqlite),
+# SAMPLES (timed samples, default 50), TUNE_SAMPLES (default 20), STAGE_TIMEOUT (seconds a
+# stage may run, default 580), TITLE (the report's title). Writes into $OUT: gpu_bench.log,
+# bench.json, peers.json, torch.json, report.{md,csv,json,png}.
+# Exit status: non-zero when a stage failed (the others still run).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/out}
+BUILD=${BUILD:-build}
+STAGES=${STAGES:-tune bench peers torch report}
+SHAPES=${SHAPES:-examples/tp4.shapes examples/llama3-8b.shapes}
+MS=${MS:-1,16,128,1024,4096}
+SAMPLES=${SAMPLES:-50}
+TUNE_CACHE=${TUNE_CACHE:-$OUT/tuned.sqlite}
+T=${STAGE_TIMEOUT:-580}
+LOG="$OUT/gpu_bench.log"
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$PWD/$BUILD/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+status=0
+has() { [[ " $STAGES " == *" $1 "* ]]; }
+stage() {  # stage NAME CMD...: runs with a timeout, appends to the log
+  echo "=== $1 ($(date -u +%H:%M:%S))" | tee -a "$LOG"
+  shift
+  timeout "$T" "$@" 2>&1 | tee -a "$LOG"
+  local rc=${PIPESTATUS[0]}
+  [ "$rc" -ne 0 ] && { status=1; echo "=== rc=$rc" | tee -a "$LOG"; }
+}
+
+# The shapes files, joined, for i8gemm; their lines as NAME=NxK arguments for the peers.
+shapes_file=$(mktemp /tmp/gpu_bench_shapes.XXXXXX)
+cat $SHAPES > "$shapes_file"
+shapes_flags=(--shapes "$shapes_file")
+shape_args=()
+for f in $SHAPES; do
+  while read -r name nk _; do
+    [[ -z "$name" || "$name" == \#* ]] && continue
+    shape_args+=(--shape "$name=$nk")
+  done < "$f"
+done
+
+if has tune; then
+  stage "tune ${SHAPES} M=$MS" "$BUILD/tools/i8gemm" tune "${shapes_flags[@]}" --m "$MS" \
+    --samples "${TUNE_SAMPLES:-20}" --cache "$TUNE_CACHE"
+fi
+if has bench; then
+  stage "bench" "$BUILD/tools/i8gemm" bench "${shapes_flags[@]}" --m "$MS" --samples "$SAMPLES" \
+    --cache "$TUNE_CACHE" --json "$OUT/bench.json"
+fi
+if has peers; then
+  if [ -x "$BUILD/bench/i8gemm_peers" ]; then
+    stage "peers" "$BUILD/bench/i8gemm_peers" "${shape_args[@]}" --m "$MS" --samples "$SAMPLES" --json "$OUT/peers.json"
+  else
+    echo "=== peers: $BUILD/bench/i8gemm_peers was not built (no nvcc where it was built)" | tee -a "$LOG"
+  fi
+fi
+if has torch; then
+  stage "torch" python3 bench/torch_peers.py "${shape_args[@]}" --m "$MS" --samples "$SAMPLES" --json "$OUT/torch.json"
+fi
+if has report; then
+  inputs=()
+  for j in bench peers torch; do [ -f "$OUT/$j.json" ] && inputs+=("$OUT/$j.json"); done
+  stage "report" python3 bench/report.py "${inputs[@]}" --md "$OUT/report.md" --csv "$OUT/report.csv" \
+    --json "$OUT/report.json" --png "$OUT/report.png" --title "${TITLE:-$(date -u +%F)}"
+fi
+exit $status
