@@ -4,6 +4,11 @@
 //   cublaslt_i8_dq_plain  cuBLASLt int8 -> int32 (best of 16 heuristics, 64 MB workspace)
 //                         + a vectorized dequant, the way cuBLASLt's users call it
 //   cublaslt_i8_plain     the same GEMM without the dequant (the line a fused kernel must beat)
+//   cublaslt_i8_dq_rt     i8gemm's own cuBLASLt baseline (runtime/gpu/lt_dequant with the
+//                         library's dequant: what `tune` races and `bench` shows), built through
+//                         the Engine in this process and timed algorithm by algorithm right after
+//                         the plain one on the same buffers; cublaslt_i8_rt and dequant_rt are its
+//                         halves, dequant_plain the plain dequant alone
 //   cublaslt_fp8          cuBLASLt e4m3 -> bf16, per-tensor scales, fast accumulation
 //   cutlass_best          the fastest of CUTLASS's sm90 int8 configurations of vLLM and SGLang
 //   cutlass_vllm_pick     the one vLLM's dispatch picks
@@ -27,6 +32,7 @@
 #include "bench/plain_cublaslt.hpp"
 #include "runtime/gpu/clock_sampler.hpp"
 #include "runtime/gpu/timing.hpp"
+#include "runtime/serve/engine.hpp"
 #ifdef I8G_HAVE_CUTLASS
 #include "cutlass_i8.hpp"
 #endif
@@ -116,6 +122,8 @@ struct Bench {
   cudaStream_t st;
   TimingPlan plan;
   ClockSampler& clock;
+  Engine* engine = nullptr;  // i8gemm's runtime, for its cuBLASLt baseline; null: rows say why
+  std::string no_engine;
   Row time(const std::string& contender, const std::function<void(int)>& launch, const std::string& note = {}) const {
     Row r;
     r.contender = contender;
@@ -156,30 +164,87 @@ std::vector<Row> bench_one(const Bench& b, const Shape& s, int64_t m, int sms, b
   const Buffer ws(PlainLt::kWorkspaceBytes);
   uint32_t* sink = d.xs.get<uint32_t>();  // read_once never writes in practice
   std::vector<uint16_t> ref;
-  // cuBLASLt int8 alone and + dequant, each algorithm timed, the best kept.
+  // cuBLASLt int8 alone and + dequant, each algorithm timed, the best kept; i8gemm's runtime
+  // composite (same buffers) timed right after each plain algorithm, so that the two are
+  // compared under the same clock and power state.
+  std::unique_ptr<LtDequant> rt;
+  std::string rt_why = b.no_engine;
+  if (b.engine) {
+    try {
+      GemmProblem p;
+      p.n = s.n;
+      p.k = s.k;
+      rt = b.engine->lt_dequant(p, m);
+    } catch (const std::exception& e) {
+      rt_why = e.what();
+    }
+  }
+  auto rt_args = [&](int c) {
+    const int j = c % d.count;
+    I8gArgs a{};
+    a.x = d.x[j].get<signed char>();
+    a.w = d.w[j].get<signed char>();
+    a.x_scale = d.xs.get<float>();
+    a.w_scale = d.ws.get<float>();
+    a.out = d.out[j].p;
+    a.m = m;
+    a.n = s.n;
+    a.k = s.k;
+    return a;
+  };
+  auto keep_best = [](Row& best, const Row& r) {
+    if (best.status != "ok" || (r.status == "ok" && r.graph.median_us < best.graph.median_us)) best = r;
+  };
   try {
     const PlainLt lt(PlainLt::Kind::i8_i32, m, s.n, s.k);
-    Row best_dq, best_gemm;
-    for (int a = 0; a < lt.algo_count(); ++a) {
-      const std::string note = fmt::format("algo {} of {}, cublasLt {}", a, lt.algo_count(), PlainLt::version());
-      Row g = bb.time("cublaslt_i8_plain", [&](int c) {
-        lt.run(a, d.x[c % d.count].p, d.w[c % d.count].p, d.acc.p, ws.p, b.st);
-      }, note);
-      Row q = bb.time("cublaslt_i8_dq_plain", [&](int c) {
-        lt.run(a, d.x[c % d.count].p, d.w[c % d.count].p, d.acc.p, ws.p, b.st);
-        plain_dequant(d.acc.get<int32_t>(), d.xs.get<float>(), d.ws.get<float>(), d.out[c % d.count].p, m, s.n, b.st);
-      }, note);
-      if (a == 0 || (g.status == "ok" && g.graph.median_us < best_gemm.graph.median_us)) best_gemm = g;
-      if (a == 0 || (q.status == "ok" && q.graph.median_us < best_dq.graph.median_us)) best_dq = q;
+    const int rt_algos = rt ? rt->algo_count(m) : 0;
+    Row best_dq = failed("cublaslt_i8_dq_plain", "no algorithm ran"), best_gemm = failed("cublaslt_i8_plain", "no algorithm ran");
+    Row rt_dq = failed("cublaslt_i8_dq_rt", rt_why.empty() ? "no algorithm ran" : rt_why);
+    Row rt_gemm = failed("cublaslt_i8_rt", rt_dq.status);
+    for (int a = 0; a < std::max(lt.algo_count(), rt_algos); ++a) {
+      if (a < lt.algo_count()) {
+        const std::string note = fmt::format("algo {} of {}, cublasLt {}", a, lt.algo_count(), PlainLt::version());
+        keep_best(best_gemm, bb.time("cublaslt_i8_plain", [&](int c) {
+          lt.run(a, d.x[c % d.count].p, d.w[c % d.count].p, d.acc.p, ws.p, b.st);
+        }, note));
+        keep_best(best_dq, bb.time("cublaslt_i8_dq_plain", [&](int c) {
+          lt.run(a, d.x[c % d.count].p, d.w[c % d.count].p, d.acc.p, ws.p, b.st);
+          plain_dequant(d.acc.get<int32_t>(), d.xs.get<float>(), d.ws.get<float>(), d.out[c % d.count].p, m, s.n, b.st);
+        }, note));
+      }
+      if (a < rt_algos) {
+        const std::string note = fmt::format("i8gemm runtime, algo {} of {}", a, rt_algos);
+        keep_best(rt_gemm, bb.time("cublaslt_i8_rt", [&](int c) {
+          rt->run_gemm(a, rt_args(c), reinterpret_cast<CUstream>(b.st));
+        }, note));
+        keep_best(rt_dq, bb.time("cublaslt_i8_dq_rt", [&](int c) {
+          rt->run(a, rt_args(c), reinterpret_cast<CUstream>(b.st));
+        }, note));
+      }
     }
     rows.push_back(best_gemm);
     rows.push_back(best_dq);
+    rows.push_back(rt_gemm);
+    rows.push_back(rt_dq);
+    rows.push_back(bb.time("dequant_plain", [&](int c) {
+      plain_dequant(d.acc.get<int32_t>(), d.xs.get<float>(), d.ws.get<float>(), d.out[c % d.count].p, m, s.n, b.st);
+    }, "the plain vectorized dequant alone"));
+    rows.push_back(rt ? bb.time("dequant_rt", [&](int c) {
+      rt->run_dequant(rt_args(c), reinterpret_cast<CUstream>(b.st));
+    }, "i8gemm's dequant alone (utility module)") : failed("dequant_rt", rt_dq.status));
     lt.run(0, d.x[0].p, d.w[0].p, d.acc.p, ws.p, b.st);
     plain_dequant(d.acc.get<int32_t>(), d.xs.get<float>(), d.ws.get<float>(), d.out[0].p, m, s.n, b.st);
     check(cudaStreamSynchronize(b.st), "reference");
     ref = download_bf16(d.out[0], size_t(m * s.n));
+    if (rt) {  // the runtime composite gives the plain one's bytes (same products, same rounding)
+      rt->run(0, rt_args(0), reinterpret_cast<CUstream>(b.st));
+      check(cudaStreamSynchronize(b.st), "runtime composite");
+      rows[rows.size() - 3].verified = download_bf16(d.out[0], size_t(m * s.n)) == ref;
+    }
   } catch (const std::exception& e) {
-    for (const char* c : {"cublaslt_i8_plain", "cublaslt_i8_dq_plain"}) rows.push_back(failed(c, e.what()));
+    for (const char* c : {"cublaslt_i8_plain", "cublaslt_i8_dq_plain", "cublaslt_i8_rt", "cublaslt_i8_dq_rt",
+                          "dequant_plain", "dequant_rt"})
+      rows.push_back(failed(c, e.what()));
   }
   try {
     const PlainLt lt(PlainLt::Kind::fp8_bf16, m, s.n, s.k, d.scale1.get<float>(), d.scale1.get<float>());
@@ -286,12 +351,14 @@ int run(int argc, char** argv) {
   int samples = 50;
   double ceiling_s = 3;
   bool no_cutlass = false;
+  std::string cache;
   app.add_option("--shape", shape_args, "[NAME=]NxK (repeatable)")->required();
   app.add_option("--m", m_list, "M values")->capture_default_str();
   app.add_option("--samples", samples, "timed samples")->check(CLI::Range(3, 1000))->capture_default_str();
   app.add_option("--json", json_path, "write the rows here")->required();
   app.add_option("--ceiling-seconds", ceiling_s, "wgmma ceiling duration (0: skip)")->capture_default_str();
   app.add_flag("--no-cutlass", no_cutlass, "skip the CUTLASS configurations");
+  app.add_option("--cache", cache, "i8gemm cache for the runtime's utility module (default: i8gemm's default)");
   CLI11_PARSE(app, argc, argv);
   std::vector<Shape> shapes;
   std::vector<int64_t> ms;
@@ -326,7 +393,15 @@ int run(int argc, char** argv) {
   check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "stream");
   TimingPlan plan;
   plan.samples = samples;
-  const Bench b{st, plan, clock};
+  Bench b{st, plan, clock, nullptr, {}};
+  std::unique_ptr<Engine> engine;
+  try {
+    engine = std::make_unique<Engine>(0, cache);
+    b.engine = engine.get();
+  } catch (const std::exception& e) {
+    b.no_engine = fmt::format("i8gemm's runtime is unavailable: {}", e.what());
+    fmt::print(stderr, "i8gemm_peers: {}\n", b.no_engine);
+  }
   nlohmann::json out = {{"tool", "i8gemm_peers"}, {"device", prop.name}, {"sm_count", prop.multiProcessorCount},
                         {"cublaslt", PlainLt::version()}, {"rows", nlohmann::json::array()}};
   if (ceiling_s > 0) {

@@ -16,18 +16,29 @@ import sys
 
 # Column order of the tables; contenders not listed here follow in alphabetical order.
 KNOWN_CONTENDERS = (
-    "i8gemm", "cutlass_best", "cutlass_vllm_pick", "cublaslt_i8_dq_tuner", "cublaslt_i8_dq_plain",
-    "cublaslt_fp8", "torch_fp8_rowwise", "triton_w8a8", "cublaslt_i8", "cublaslt_bf16", "read_ceiling",
+    "i8gemm", "cutlass_best", "cutlass_vllm_pick", "cublaslt_i8_dq_plain",
+    "cublaslt_fp8", "torch_fp8_rowwise", "triton_w8a8", "cublaslt_i8_plain", "cublaslt_bf16", "read_ceiling",
 )
 OURS = "i8gemm"
-# Shown but never "best peer": i8gemm itself; cuBLASLt int8 -> int32 without the dequant (a line
-# to beat, not the fused operator); bf16 (other operand precision: ANCHORS.md's list of peers
-# leaves it out); ceilings. Any contender whose name ends in "_ceiling" is a ceiling too.
-NON_PEERS = frozenset({OURS, "cublaslt_i8", "cublaslt_i8_plain", "dequant", "cublaslt_bf16", "read_ceiling",
-                       "wgmma_ceiling"})
+# i8gemm's own cuBLASLt baseline (as `i8gemm bench` and, in the peers' process, i8gemm_peers time
+# it) and its halves, against the plain configuration: a table of their own, not peers.
+BASELINE = (
+    ("cublaslt_i8_dq_plain", "plain i8+dq"), ("cublaslt_i8_dq_tuner", "i8gemm's i8+dq (bench)"),
+    ("cublaslt_i8_dq_rt", "i8gemm's i8+dq (peers' process)"), ("cublaslt_i8_plain", "plain i8"),
+    ("cublaslt_i8", "i8gemm's i8 (bench)"), ("cublaslt_i8_rt", "i8gemm's i8 (peers' process)"),
+    ("dequant_plain", "plain dequant"), ("dequant", "i8gemm's dequant (bench)"),
+    ("dequant_rt", "i8gemm's dequant (peers' process)"),
+)
+BASELINE_ONLY = frozenset(name for name, _ in BASELINE) - {"cublaslt_i8_dq_plain", "cublaslt_i8_plain"}
+# Shown but never "best peer": i8gemm itself and its cuBLASLt baseline; cuBLASLt int8 -> int32
+# without the dequant (a line to beat, not the fused operator); dequants alone; bf16 (other
+# operand precision: ANCHORS.md's list of peers leaves it out); ceilings. Any contender whose
+# name ends in "_ceiling" is a ceiling too.
+NON_PEERS = frozenset({OURS, "cublaslt_i8_plain", "cublaslt_bf16", "read_ceiling", "wgmma_ceiling"}) | BASELINE_ONLY
 DEFAULT_SM_COUNT = 132  # H200
 DECODE_MAX_M = 16       # rows up to this M show weight TB/s instead of TOPS
-TUNER_VS_PLAIN = ("cublaslt_i8_dq_tuner", "cublaslt_i8_dq_plain", 1.03)
+# i8gemm's cuBLASLt baseline (either measurement) against the plain configuration: at most 3% slower.
+TUNER_VS_PLAIN = (("cublaslt_i8_dq_tuner", "cublaslt_i8_dq_rt"), "cublaslt_i8_dq_plain", 1.03)
 ROW_FIELDS = ("contender", "shape", "n", "k", "m", "status", "graph_median_us", "graph_p90_us",
               "graph_min_us", "sm_mhz", "power_w", "verified", "note")
 
@@ -170,7 +181,7 @@ def wgmma_ops_per_clock(ceilings, sm_count):
 def shape_table(key, by_m, ceiling_opc):
     """Markdown lines for one shape."""
     name, n, k = key
-    names = contender_order({c for cells in by_m.values() for c in cells})
+    names = contender_order({c for cells in by_m.values() for c in cells} - BASELINE_ONLY)
     notes = {}
     head = ["M"] + names + ["best peer", "i8gemm / best peer", "i8gemm MHz, ops/clk/SM", "best peer MHz, ops/clk/SM"]
     lines = [f"## {name} (N={n}, K={k}, weight {n * k / 1e6:.1f} MB)", "",
@@ -197,6 +208,36 @@ def shape_table(key, by_m, ceiling_opc):
     return lines + [""]
 
 
+def baseline_lines(table):
+    """Markdown: i8gemm's cuBLASLt baseline and its halves beside the plain configuration."""
+    present = [(c, label) for c, label in BASELINE
+               if any(c in cells for by_m in table.values() for cells in by_m.values())]
+    tuners, plain, limit = TUNER_VS_PLAIN
+    if not any(c in tuners for c, _ in present):
+        return []
+    head = ["shape", "M"] + [label for _, label in present] + [f"{t} / plain" for t in tuners if t in dict(present)]
+    lines = ["## cuBLASLt baseline: i8gemm's composite against the plain configuration", "",
+             "µs per call (graph replay median). The plain configuration is cuBLASLt int8 -> int32 (best "
+             "of its heuristic algorithms, 64 MB workspace) + a vectorized dequant, as cuBLASLt's users "
+             "call it; i8gemm's is runtime/gpu/lt_dequant (what `tune` races), timed by `i8gemm bench` "
+             "and, beside the plain one in the same process, by i8gemm_peers. Check: ratio ≤ "
+             f"{limit:.2f}.", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key in sorted(table):
+        for m in sorted(table[key]):
+            cells = table[key][m]
+            row = [key[0], str(m)]
+            row += [f"{time_us(cells[c]):.2f}" if c in cells and time_us(cells[c]) else "—" for c, _ in present]
+            b = time_us(cells[plain]) if plain in cells else None
+            for t in tuners:
+                if t not in dict(present):
+                    continue
+                a = time_us(cells[t]) if t in cells else None
+                row.append(f"{a / b:.3f}{'' if a / b <= limit else ' ✗'}" if a and b else "—")
+            lines.append("| " + " | ".join(row) + " |")
+    return lines + [""]
+
+
 def markdown(title, table, ceilings, devices, sm_count):
     ceiling_opc = wgmma_ops_per_clock(ceilings, sm_count)
     lines = [f"# {title}", "", "Devices: " + ", ".join(sorted({str(d) for d in devices})) + ".",
@@ -208,6 +249,7 @@ def markdown(title, table, ceilings, devices, sm_count):
         lines += ["wgmma ceiling: " + ", ".join(f"{k} {v}" for k, v in w.items()) + ".", ""]
     for key in sorted(table):
         lines += shape_table(key, table[key], ceiling_opc)
+    lines += baseline_lines(table)
     return "\n".join(lines)
 
 
@@ -220,18 +262,19 @@ def stdout_summary(table):
             ours_t = time_us(cells[OURS]) if OURS in cells else None
             print(f"{key[0]:<14} {m:>5} {f'{ours_t:.2f}' if ours_t else '—':>10} "
                   f"{(peer['contender'] + f' {peer_t:.2f}') if peer else '—':>28} {ratio_text(peer_t, ours_t):>7}")
-    tuner, plain, limit = TUNER_VS_PLAIN
-    if not any(tuner in cells or plain in cells for by_m in table.values() for cells in by_m.values()):
-        print(f"no {tuner} / {plain} rows: tuner check skipped")
-        return
-    for key in sorted(table):
-        for m in sorted(table[key]):
-            cells = table[key][m]
-            a = time_us(cells[tuner]) if tuner in cells else None
-            b = time_us(cells[plain]) if plain in cells else None
-            verdict = (f"{'yes' if a / b <= limit else 'no'} ({a / b:.3f})" if a and b
-                       else "n/a (" + ", ".join(x for x, t in ((tuner, a), (plain, b)) if not t) + " missing)")
-            print(f"{key[0]} M={m}: {tuner} within {100 * (limit - 1):.0f}% of {plain}: {verdict}")
+    tuners, plain, limit = TUNER_VS_PLAIN
+    for tuner in tuners:
+        if not any(tuner in cells or plain in cells for by_m in table.values() for cells in by_m.values()):
+            print(f"no {tuner} / {plain} rows: tuner check skipped")
+            continue
+        for key in sorted(table):
+            for m in sorted(table[key]):
+                cells = table[key][m]
+                a = time_us(cells[tuner]) if tuner in cells else None
+                b = time_us(cells[plain]) if plain in cells else None
+                verdict = (f"{'yes' if a / b <= limit else 'no'} ({a / b:.3f})" if a and b
+                           else "n/a (" + ", ".join(x for x, t in ((tuner, a), (plain, b)) if not t) + " missing)")
+                print(f"{key[0]} M={m}: {tuner} within {100 * (limit - 1):.0f}% of {plain}: {verdict}")
 
 
 def write_csv(path, rows):
@@ -257,11 +300,12 @@ def plot(path, title, table):
     fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4.5 * rows), squeeze=False)
     for ax, key in zip(axes.flat, keys):
         by_m = table[key]
-        for name in contender_order({c for cells in by_m.values() for c in cells}):
-            pts = [(m, tops(cells[name])) for m, cells in sorted(by_m.items()) if name in cells and tops(cells[name])]
+        for name in contender_order({c for cells in by_m.values() for c in cells} - BASELINE_ONLY):
+            pts = [(m, time_us(cells[name])) for m, cells in sorted(by_m.items())
+                   if name in cells and time_us(cells[name])]
             if not pts:
                 continue
-            style = dict(linestyle="--", color="gray") if name == "read_ceiling" else {}
+            style = dict(linestyle="--", color="black", linewidth=1) if name == "read_ceiling" else {}
             if name == OURS:
                 style = dict(linewidth=2.5, color="black")
             ax.plot(*zip(*pts), marker="o", markersize=3, label=name, **style)
@@ -269,14 +313,14 @@ def plot(path, title, table):
         ax.set_yscale("log")
         ax.set_title(f"{key[0]} (N={key[1]}, K={key[2]})")
         ax.set_xlabel("M")
-        ax.set_ylabel("TOPS (2MNK / t)")
+        ax.set_ylabel("µs per call (graph replay median)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     for ax in list(axes.flat)[len(keys):]:
         ax.axis("off")
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.suptitle(title + " (lower is better; dashed: reading the weight once)")
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.savefig(path, dpi=80)
     plt.close(fig)
 
 

@@ -48,11 +48,9 @@ Source emit_utility(const std::string& arch) {
   return src;
 }
 
-int dequant_flags(const GemmProblem& p) {
-  return (p.bias ? kDequantBias : 0) | (p.asymmetric ? kDequantAsym : 0) |
-         (p.act_scale == ActScale::per_token ? kDequantPerToken : 0) |
-         (p.weight_scale == WeightScale::per_channel ? kDequantPerChannel : 0) |
-         (device_code(p.out) << kDequantOutShift);
+std::string dequant_entry(const GemmProblem& p) {
+  return fmt::format("i8g_dequant_{}_{}_{}{}{}", to_string(p.act_scale), to_string(p.weight_scale), to_string(p.out),
+                     p.bias ? "_bias" : "", p.asymmetric ? "_asym" : "");
 }
 
 }  // namespace i8g

@@ -30,10 +30,11 @@ KernelConfig heuristic_default(const GemmProblem& problem, const Target& target,
 Source emit(const KernelSpec& spec);
 
 // The utility module for `arch`: weight column sums, activation quantization and the dequant
-// of an int32 accumulator, as plain C entry points (i8g_colsum_nk, i8g_dequant, ...).
+// of an int32 accumulator, as plain C entry points (i8g_colsum_nk, i8g_dequant_tok_ch_bf16, ...).
 Source emit_utility(const std::string& arch);
-// The `flags` argument of the utility module's i8g_dequant for `problem` (templates/i8g_codes.h).
-int dequant_flags(const GemmProblem& problem);
+// The utility module's dequant entry for `problem`: i8g_dequant_<act scale>_<weight scale>_
+// <out>[_bias][_asym], e.g. i8g_dequant_tok_ch_bf16 (the layout is not the dequant's business).
+std::string dequant_entry(const GemmProblem& problem);
 
 // M buckets for prepare and tuning: 1, 2, 4, ..., 8192 with 3072, each covering the M up to
 // it; beyond 8192, max_m itself. Only buckets needed for M in [1, max_m].

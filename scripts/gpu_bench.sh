@@ -53,7 +53,8 @@ if has bench; then
 fi
 if has peers; then
   if [ -x "$BUILD/bench/i8gemm_peers" ]; then
-    stage "peers" "$BUILD/bench/i8gemm_peers" "${shape_args[@]}" --m "$MS" --samples "$SAMPLES" --json "$OUT/peers.json"
+    stage "peers" "$BUILD/bench/i8gemm_peers" "${shape_args[@]}" --m "$MS" --samples "$SAMPLES" \
+      --cache "$TUNE_CACHE" --json "$OUT/peers.json"
   else
     echo "=== peers: $BUILD/bench/i8gemm_peers was not built (no nvcc where it was built)" | tee -a "$LOG"
   fi

@@ -126,24 +126,14 @@ for t in "$BUILD"/tests/test_*; do
 done
 
 # ---- BENCHMARKS ------------------------------------------------------------------------------
-# Tune the shapes (every candidate verified, then timed eager and in graph replay against
-# cuBLASLt) into $TUNE_CACHE, then bench what prepare picks against the peers in one run.
-# SKIP_BENCH=1 skips; SHAPES, MS, SAMPLES choose what runs.
+# scripts/gpu_bench.sh: tune the shapes, then in one run time what prepare picks, i8gemm's
+# cuBLASLt baseline and every peer by the same protocol, and write the report (report.md, .csv,
+# .json, .png under $OUT). SKIP_BENCH=1 skips; BENCH_STAGES (default "tune bench peers torch
+# report"), SHAPES, MS, SAMPLES, TUNE_SAMPLES choose what runs (gpu_bench.sh's header).
 if [ "${SKIP_BENCH:-0}" != 1 ] && [ -x "$BUILD/tools/i8gemm" ]; then
-  TUNE_CACHE=${TUNE_CACHE:-$OUT/tuned.sqlite}
-  SHAPES=${SHAPES:-examples/tp4.shapes}
-  MS=${MS:-1,16,256,4096}
-  echo "=== tune $SHAPES at M=$MS into $TUNE_CACHE"
-  "$BUILD/tools/i8gemm" tune --shapes "$SHAPES" --m "$MS" --samples "${SAMPLES:-20}" --cache "$TUNE_CACHE" \
-    2>&1 | tee "$OUT/tune.log"
-  rc=${PIPESTATUS[0]}; [ "$rc" -ne 0 ] && status=1
-  ROWS+=("$(printf '%-34s %7s %7s %7s  %s' "tune $(basename "$SHAPES")" - - - "rc=$rc (table in tune.log)")")
-  "$BUILD/tools/i8gemm" inspect winners --cache "$TUNE_CACHE" 2>&1 | tee "$OUT/winners.txt"
-  echo "=== bench"
-  "$BUILD/tools/i8gemm" bench --shapes "$SHAPES" --m "$MS" --samples "${SAMPLES:-20}" --cache "$TUNE_CACHE" \
-    --csv "$OUT/bench.csv" --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
-  rc=${PIPESTATUS[0]}; [ "$rc" -ne 0 ] && status=1
-  ROWS+=("$(printf '%-34s %7s %7s %7s  %s' "bench $(basename "$SHAPES")" - - - "rc=$rc (table in bench.log)")")
+  OUT="$OUT" BUILD="$BUILD" STAGES="${BENCH_STAGES:-tune bench peers torch report}" bash scripts/gpu_bench.sh
+  rc=$?; [ "$rc" -ne 0 ] && status=1
+  ROWS+=("$(printf '%-34s %7s %7s %7s  %s' "benchmarks" - - - "rc=$rc (gpu_bench.log, report.md)")")
 fi
 # ---- the experimental wgmma family (docs/wgmma.md): opt-in, WGMMA=1. A tune restricted to
 # wgmma candidates verifies each one bit-exact before timing it (rejects are listed in the log)

@@ -257,39 +257,20 @@ __device__ __forceinline__ void dequant_row8(const int (&v)[8], const I8gArgs& a
   }
 }
 
+// The element loop: any N, any alignment (user buffers in serving need not be 16-byte aligned).
+// Out of line, so that the vector path below is one straight run of code: at small M the
+// dequant is a handful of blocks and its time is latency, including instruction fetch.
 template <int OUT, int BIAS, int ASYM>
-__device__ __forceinline__ void dequant_body(const int* acc, const I8gArgs& a, bool per_token,
-                                             bool per_channel) {
+__device__ __noinline__ void dequant_elements(const int* acc, const I8gArgs& a, long long first,
+                                              bool per_token, bool per_channel) {
   const long long N = a.n, total = a.m * a.n;
-  const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 8;
-  if (first >= total) return;
-  const bool vec = (N % 8 == 0);  // 8 outputs never cross a row, and 16-byte loads align
-  // Every pointer the vector path reads or writes 16 bytes at a time must be 16-byte aligned
-  // (user buffers in serving need not be); otherwise the element loop below runs.
-  const bool wide = vec && aligned16(a.out) && (OUT == kOutI32 || !per_channel || aligned16(a.w_scale)) &&
-                    (!BIAS || aligned16(a.bias)) && (!ASYM || aligned16(a.w_colsum));
-  int v[8];
-  if (vec) {
-    const int4 lo = *reinterpret_cast<const int4*>(acc + first);
-    const int4 hi = *reinterpret_cast<const int4*>(acc + first + 4);
-    v[0] = lo.x; v[1] = lo.y; v[2] = lo.z; v[3] = lo.w;
-    v[4] = hi.x; v[5] = hi.y; v[6] = hi.z; v[7] = hi.w;
-  }
-  // 32-bit division where the matrix allows it (64-bit division is a long call).
-  long long m = total < (1ll << 32) ? (long long)(unsigned(first) / unsigned(N)) : first / N;
-  long long n = first - m * N;
+  long long m = first / N, n = first - m * N;
   float sx;
   int zp;
   if (per_token) load_row_operands<kActPerToken, OUT, ASYM>(a, m, sx, zp);
   else load_row_operands<kActPerTensor, OUT, ASYM>(a, m, sx, zp);
-  if (wide) {
-    dequant_row8<OUT, BIAS, ASYM>(v, a, first, n, sx, zp, per_channel);
-    return;
-  }
-#pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    if (first + j >= total) break;
-    if (n == N) {  // next row (only without the vector path)
+  for (int j = 0; j < 8 && first + j < total; ++j) {
+    if (n == N) {  // next row
       n = 0;
       ++m;
       if (per_token) load_row_operands<kActPerToken, OUT, ASYM>(a, m, sx, zp);
@@ -298,32 +279,65 @@ __device__ __forceinline__ void dequant_body(const int* acc, const I8gArgs& a, b
     int cs;
     if (per_channel) load_col_operands<kWeightPerChannel, OUT, BIAS, ASYM>(a, n, sw, b, cs);
     else load_col_operands<kWeightPerTensor, OUT, BIAS, ASYM>(a, n, sw, b, cs);
-    finish<OUT, BIAS, ASYM>(a.out, first + j, vec ? v[j] : acc[first + j], sx, zp, sw, b, cs);
+    finish<OUT, BIAS, ASYM>(a.out, first + j, acc[first + j], sx, zp, sw, b, cs);
     ++n;
   }
+}
+
+template <int OUT, int BIAS, int ASYM, bool per_token, bool per_channel>
+__device__ __forceinline__ void dequant_body(const int* acc, const I8gArgs& a) {
+  const long long N = a.n, total = a.m * a.n;
+  const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 8;
+  if (first >= total) return;
+  // The vector path: 8 outputs never cross a row (N % 8 == 0) and every pointer it reads or
+  // writes 16 bytes at a time is 16-byte aligned.
+  const bool wide = N % 8 == 0 && aligned16(a.out) && (OUT == kOutI32 || !per_channel || aligned16(a.w_scale)) &&
+                    (!BIAS || aligned16(a.bias)) && (!ASYM || aligned16(a.w_colsum));
+  if (!wide) {
+    dequant_elements<OUT, BIAS, ASYM>(acc, a, first, per_token, per_channel);
+    return;
+  }
+  // 32-bit division where the matrix allows it (64-bit division is a long call).
+  const long long m = total < (1ll << 32) ? (long long)(unsigned(first) / unsigned(N)) : first / N;
+  const long long n = first - m * N;
+  // Every load issued before any is used: the accumulator, the row's and the columns' operands.
+  const int4 lo = *reinterpret_cast<const int4*>(acc + first);
+  const int4 hi = *reinterpret_cast<const int4*>(acc + first + 4);
+  float sx;
+  int zp;
+  if (per_token) load_row_operands<kActPerToken, OUT, ASYM>(a, m, sx, zp);
+  else load_row_operands<kActPerTensor, OUT, ASYM>(a, m, sx, zp);
+  const int v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  dequant_row8<OUT, BIAS, ASYM>(v, a, first, n, sx, zp, per_channel);
 }
 
 }  // namespace i8g
 
 #ifdef I8G_UTILITY_MODULE
-// flags: the kDequant* bits of i8g_codes.h (built on the host by dequant_flags()). 256 threads,
-// 8 outputs each.
-static_assert((i8g::kDequantBias | i8g::kDequantAsym) < 4, "bias and asym are the two low flag bits");
-extern "C" __global__ void __launch_bounds__(256)
-    i8g_dequant(const int* acc, const __grid_constant__ I8gArgs a, int flags) {
-  using namespace i8g;
-  const bool tok = flags & kDequantPerToken, ch = flags & kDequantPerChannel;
-  const int out = (flags >> kDequantOutShift) & kDequantOutMask;
-  switch (out * 4 + (flags & (kDequantBias | kDequantAsym))) {
-#define I8G_DQ(OUT, BIAS, ASYM)                                                  \
-  case OUT * 4 + (BIAS ? kDequantBias : 0) + (ASYM ? kDequantAsym : 0):          \
-    dequant_body<OUT, BIAS && OUT != kOutI32, ASYM>(acc, a, tok, ch);            \
-    break;
-    I8G_DQ(kOutBF16, 0, 0) I8G_DQ(kOutBF16, 1, 0) I8G_DQ(kOutBF16, 0, 1) I8G_DQ(kOutBF16, 1, 1)
-    I8G_DQ(kOutF16, 0, 0) I8G_DQ(kOutF16, 1, 0) I8G_DQ(kOutF16, 0, 1) I8G_DQ(kOutF16, 1, 1)
-    I8G_DQ(kOutF32, 0, 0) I8G_DQ(kOutF32, 1, 0) I8G_DQ(kOutF32, 0, 1) I8G_DQ(kOutF32, 1, 1)
-    I8G_DQ(kOutI32, 0, 0) I8G_DQ(kOutI32, 1, 0) I8G_DQ(kOutI32, 0, 1) I8G_DQ(kOutI32, 1, 1)
-#undef I8G_DQ
+// One entry per problem epilogue: i8g_dequant_<act scale>_<weight scale>_<out>[_bias][_asym]
+// (i8g_dequant_tok_ch_bf16, ...; the host's dequant_entry() names it), each a small straight
+// kernel with no option read at run time: at small M the dequant is a few blocks and its time
+// is latency. 256 threads, 8 outputs each.
+#define I8G_DQ(OUT, BIAS, ASYM, TOK, CH, NAME)                                                 \
+  extern "C" __global__ void __launch_bounds__(256)                                            \
+      NAME(const int* acc, const __grid_constant__ I8gArgs a) {                                \
+    i8g::dequant_body<i8g::OUT, BIAS, ASYM, TOK, CH>(acc, a);                                   \
   }
-}
+// int32 output: the raw accumulator (plus the zero-point correction); no scales, no bias.
+#define I8G_DQ_OUT(TOK, CH, NAME)                                                              \
+  I8G_DQ(kOutBF16, 0, 0, TOK, CH, NAME##_bf16) I8G_DQ(kOutBF16, 1, 0, TOK, CH, NAME##_bf16_bias) \
+  I8G_DQ(kOutBF16, 0, 1, TOK, CH, NAME##_bf16_asym)                                            \
+  I8G_DQ(kOutBF16, 1, 1, TOK, CH, NAME##_bf16_bias_asym)                                       \
+  I8G_DQ(kOutF16, 0, 0, TOK, CH, NAME##_f16) I8G_DQ(kOutF16, 1, 0, TOK, CH, NAME##_f16_bias)   \
+  I8G_DQ(kOutF16, 0, 1, TOK, CH, NAME##_f16_asym) I8G_DQ(kOutF16, 1, 1, TOK, CH, NAME##_f16_bias_asym) \
+  I8G_DQ(kOutF32, 0, 0, TOK, CH, NAME##_f32) I8G_DQ(kOutF32, 1, 0, TOK, CH, NAME##_f32_bias)   \
+  I8G_DQ(kOutF32, 0, 1, TOK, CH, NAME##_f32_asym) I8G_DQ(kOutF32, 1, 1, TOK, CH, NAME##_f32_bias_asym) \
+  I8G_DQ(kOutI32, 0, 0, TOK, CH, NAME##_i32) I8G_DQ(kOutI32, 0, 0, TOK, CH, NAME##_i32_bias)   \
+  I8G_DQ(kOutI32, 0, 1, TOK, CH, NAME##_i32_asym) I8G_DQ(kOutI32, 0, 1, TOK, CH, NAME##_i32_bias_asym)
+I8G_DQ_OUT(true, true, i8g_dequant_tok_ch)
+I8G_DQ_OUT(true, false, i8g_dequant_tok_tens)
+I8G_DQ_OUT(false, true, i8g_dequant_tens_ch)
+I8G_DQ_OUT(false, false, i8g_dequant_tens_tens)
+#undef I8G_DQ_OUT
+#undef I8G_DQ
 #endif

@@ -271,11 +271,10 @@ void Engine::launch_dequant(const int32_t* acc, const GemmProblem& p, const I8gA
   I8gArgs args = a;
   args.n = p.n;
   args.k = p.k;
-  int flags = dequant_flags(p);
   const long long total = a.m * p.n;
   const unsigned blocks = unsigned((total + 8 * 256 - 1) / (8 * 256));
-  void* params[] = {&acc, &args, &flags};
-  check_cu(driver().cuLaunchKernel(utility("i8g_dequant"), blocks, 1, 1, 256, 1, 1, 0, stream, params, nullptr),
+  void* params[] = {&acc, &args};
+  check_cu(driver().cuLaunchKernel(utility(dequant_entry(p).c_str()), blocks, 1, 1, 256, 1, 1, 0, stream, params, nullptr),
            "cuLaunchKernel");
 }
 

@@ -70,15 +70,15 @@ TEST(ProblemEnums, EncodingsAreTheOnesKeysTheCliTheCAbiAndTheTemplatesUse) {
   EXPECT_FALSE(parse_out_type("bf17"));
 }
 
-TEST(DequantFlags, BitsFollowTheSharedHeader) {
+TEST(DequantEntry, NamesOutputTypeBiasAndAsymmetry) {
   GemmProblem p{64, 64};  // per token, per channel, bf16
-  EXPECT_EQ(dequant_flags(p), kDequantPerToken | kDequantPerChannel);
-  EXPECT_EQ(dequant_flags(p), 4 | 8);
+  EXPECT_EQ(dequant_entry(p), "i8g_dequant_tok_ch_bf16");
   p.bias = true;
+  EXPECT_EQ(dequant_entry(p), "i8g_dequant_tok_ch_bf16_bias");
   p.asymmetric = true;
   p.out = OutType::f32;
-  EXPECT_EQ(dequant_flags(p), 1 | 2 | 4 | 8 | (2 << 4));
+  EXPECT_EQ(dequant_entry(p), "i8g_dequant_tok_ch_f32_bias_asym");
   GemmProblem q{64, 64, WeightLayout::kn, ActScale::per_tensor, WeightScale::per_tensor, OutType::i32};
-  EXPECT_EQ(dequant_flags(q), 3 << 4) << "the layout is not the dequant's business";
-  EXPECT_EQ((dequant_flags(q) >> kDequantOutShift) & kDequantOutMask, kOutI32);
+  q.asymmetric = true;
+  EXPECT_EQ(dequant_entry(q), "i8g_dequant_tens_tens_i32_asym") << "the layout does not choose the entry";
 }

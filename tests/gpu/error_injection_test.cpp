@@ -635,6 +635,9 @@ TEST_F(CublasLtBucket, TunedCublasLtWinnersRunThroughDequantExactly) {
       make_problem(192, 256, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TOKEN, I8GEMM_SCALE_PER_CHANNEL, I8GEMM_OUT_F32,
                    true, /*asym=*/true),
       make_problem(128, 384, I8GEMM_WEIGHT_KN, I8GEMM_SCALE_PER_TOKEN, I8GEMM_SCALE_PER_CHANNEL, I8GEMM_OUT_I32),
+      // N % 8 != 0: the dequant's element path (rows do not start on 16-byte boundaries)
+      make_problem(100, 256, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TENSOR, I8GEMM_SCALE_PER_CHANNEL, I8GEMM_OUT_BF16,
+                   true),
   };
   for (const i8gemm_problem& p : problems) put_cublaslt_winner(path, p, int64_t(1) << 20);
   // The winners are really taken: an engine on the same cache names cuBLASLt for every M.
@@ -658,7 +661,7 @@ TEST_F(CublasLtBucket, TunedCublasLtWinnersRunThroughDequantExactly) {
       EXPECT_TRUE(rep.empty()) << rep;
       if (rep.empty()) ++exact;
     }
-  figure(fmt::format("cuBLASLt buckets (cuBLASLt int8 + i8g_dequant): {} problems, runs exact {}/{}",
+  figure(fmt::format("cuBLASLt buckets (cuBLASLt int8 + the dequant): {} problems, runs exact {}/{}",
                      problems.size(), exact, runs));
 }
 

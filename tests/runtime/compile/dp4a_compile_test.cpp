@@ -2,6 +2,7 @@
 // and no local memory in the configs prepare picks (heuristic defaults per M bucket).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <set>
 
 #include "generator/generator.hpp"
@@ -90,5 +91,17 @@ TEST(UtilityModule, CompilesForEveryArch) {
                               "i8g_range_f32_asym", "i8g_finalize_range_sym",
                               "i8g_quantize_tensor_f16_asym"})
       EXPECT_NE(b.ir.find(entry), std::string::npos) << arch << " lacks " << entry;
+    // The dequant entry of every epilogue (scales, output type, bias, asymmetry): what the
+    // host launches.
+    for (int e = 0; e < 64; ++e) {
+      GemmProblem p{64, 64};
+      p.act_scale = e & 1 ? ActScale::per_tensor : ActScale::per_token;
+      p.weight_scale = e & 2 ? WeightScale::per_tensor : WeightScale::per_channel;
+      p.bias = e & 4;
+      p.asymmetric = e & 8;
+      p.out = std::array{OutType::bf16, OutType::f16, OutType::f32, OutType::i32}[e >> 4];
+      const std::string entry = dequant_entry(p);
+      EXPECT_NE(b.ir.find(entry + "("), std::string::npos) << arch << " lacks " << entry;
+    }
   }
 }
