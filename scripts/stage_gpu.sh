@@ -10,8 +10,9 @@ if [ "$FROM" = build-release ]; then
 fi
 cmake --build "$FROM" -j"$(nproc)"
 rm -rf .stage && mkdir -p .stage/build/tools .stage/build/tests .stage/build/runtime .stage/build/bench
-for f in tools/i8gemm tools/i8gemm_hiprtc_worker tools/example_serving runtime/libi8gemm.so bench/i8gemm_peers; do
-  [ -e "$FROM/$f" ] && cp "$FROM/$f" ".stage/build/$f"
+for f in tools/i8gemm tools/i8gemm_hiprtc_worker tools/example_serving runtime/libi8gemm.so runtime/libi8gemm.so.0 \
+    bench/i8gemm_peers; do
+  [ -e "$FROM/$f" ] && cp -L "$FROM/$f" ".stage/build/$f"  # plain files: links may not travel
 done
 for t in "$FROM"/tests/test_*; do
   [ -x "$t" ] && [ -f "$t" ] && cp "$t" .stage/build/tests/

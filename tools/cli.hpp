@@ -74,5 +74,7 @@ void setup_inspect(CLI::App& app);
 void setup_inspect_source(CLI::App& inspect);  // `inspect source` (tools/inspect_source.cpp)
 void setup_bench(CLI::App& app);
 void setup_cache(CLI::App& app);
+// --version: version, commit, generator hash, and the NVRTC / hipRTC this build loads.
+std::string version_text();
 
 }  // namespace i8g::cli

@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return std::string("i8gemm: error: ") + e.what() + "\n";
   });
-  app.set_version_flag("--version", "i8gemm 0.1.0");
+  app.set_version_flag("--version", [] { return i8g::cli::version_text(); });
   i8g::cli::setup_tune(app);
   i8g::cli::setup_inspect(app);
   i8g::cli::setup_bench(app);

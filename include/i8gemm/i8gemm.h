@@ -22,6 +22,13 @@ extern "C" {
 
 #define I8GEMM_API __attribute__((visibility("default")))
 
+/* This header's version (the project's one version number: CMake reads it from here). The
+ * library's own is i8gemm_version(); the soname changes with the major number. */
+#define I8GEMM_VERSION_MAJOR 0
+#define I8GEMM_VERSION_MINOR 1
+#define I8GEMM_VERSION_PATCH 0
+#define I8GEMM_VERSION_STRING "0.1.0"
+
 typedef enum {
   I8GEMM_SUCCESS = 0,
   I8GEMM_ERROR_INVALID_ARGUMENT = 1, /* null/misaligned pointer, bad shape, m out of range */
@@ -107,6 +114,8 @@ I8GEMM_API i8gemm_status i8gemm_quantize(i8gemm_context* ctx, const i8gemm_quant
 
 /* The calling thread's last error, in words ("" after a success). */
 I8GEMM_API const char* i8gemm_last_error(void);
+/* The loaded library's version, "MAJOR.MINOR.PATCH" (compare with I8GEMM_VERSION_STRING). */
+I8GEMM_API const char* i8gemm_version(void);
 I8GEMM_API const char* i8gemm_status_string(i8gemm_status status);
 
 #ifdef __cplusplus

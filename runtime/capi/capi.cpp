@@ -103,6 +103,8 @@ i8gemm_status i8gemm_quantize(i8gemm_context* ctx, const i8gemm_quantize_args* a
 
 const char* i8gemm_last_error(void) { return t_last_error.c_str(); }
 
+const char* i8gemm_version(void) { return I8GEMM_VERSION_STRING; }
+
 const char* i8gemm_status_string(i8gemm_status status) {
   // A C caller may pass any int; loading one outside the enum's range as the enum type is
   // undefined behaviour in C++, so the value is read as the int it is.

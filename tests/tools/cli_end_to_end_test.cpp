@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "cli_test_support.hpp"
+#include "core/embedded.hpp"
+#include "i8gemm/i8gemm.h"
 
 namespace i8g::clitest {
 namespace {
@@ -399,7 +401,12 @@ TEST_F(Cli, DefaultCacheComesFromTheEnvironment) {
 TEST_F(Cli, VersionAndHelp) {
   Result v = run({"--version"});
   EXPECT_TRUE(v.ok()) << v.describe();
-  EXPECT_TRUE(has(v.out + v.err, "i8gemm")) << v.describe();
+  // The header's version, the commit and generator hash, and one line per compiler (its
+  // version, or why it is unavailable).
+  EXPECT_TRUE(has(v.out, std::string("i8gemm ") + I8GEMM_VERSION_STRING + " (commit ")) << v.describe();
+  EXPECT_TRUE(has(v.out, std::string("generator ") + std::string(generator_hash()).substr(0, 16))) << v.describe();
+  EXPECT_TRUE(has(v.out, "\nnvrtc ") || has(v.out, "\nNVRTC: unavailable")) << v.describe();
+  EXPECT_TRUE(has(v.out, "\nhiprtc ") || has(v.out, "\nhipRTC: unavailable")) << v.describe();
   Result h = run({"--help"});
   EXPECT_TRUE(h.ok()) << h.describe();
   EXPECT_TRUE(has(h.out, "tune")) << h.out;
