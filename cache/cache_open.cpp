@@ -6,7 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -135,6 +137,26 @@ static_assert(kApplicationId == 1765304165, "the schema text spells the applicat
 }
 
 std::string errno_text() { return std::strerror(errno); }
+
+// Bytes in `path`, 0 when it does not exist.
+off_t file_size(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? st.st_size : 0;
+}
+
+// file: URI for `path` opened immutable (SQLite then takes no locks and needs no -shm).
+std::string immutable_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || std::strchr("/-._~", c)) uri += char(c);
+    else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      uri += hex;
+    }
+  }
+  return uri + "?immutable=1";
+}
 
 std::string parent_dir(const std::string& path) {
   auto slash = path.find_last_of('/');
@@ -277,17 +299,29 @@ Cache::Cache(const std::string& path, Mode mode) : impl_(std::make_unique<Impl>(
 
   int flags = mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
   impl_->db = std::make_unique<sql::Db>(path, flags);  // never SQLITE_OPEN_CREATE
-  sql::Db& db = *impl_->db;
-  if (mode == Mode::read_write && sqlite3_db_readonly(db.handle(), "main") == 1)
+  if (mode == Mode::read_write && sqlite3_db_readonly(impl_->db->handle(), "main") == 1)
     fail_open(path, "is not writable by this user (open it read-only to use it)");
   Identity id;
   try {
-    id = identify(db);
+    id = identify(*impl_->db);
   } catch (const Error&) {
-    int code = sqlite3_errcode(db.handle()) & 0xff;
-    if (code != SQLITE_CORRUPT && code != SQLITE_NOTADB) throw;
-    fail_open(path, std::string("is damaged (") + sqlite3_errmsg(db.handle()) + ")");
+    const int code = sqlite3_errcode(impl_->db->handle()) & 0xff;
+    if (mode == Mode::read_only && (code == SQLITE_READONLY || code == SQLITE_CANTOPEN)) {
+      // A WAL-mode cache where this user cannot create the -shm index SQLite reads through (a
+      // read-only mount, a directory of another user): the normal deployment of a tuned cache.
+      // With no -wal beside it nothing is pending, and the file alone is the whole database.
+      if (file_size(path + "-wal") > 0)
+        fail_open(path, "has a write-ahead log (" + path + "-wal) this user cannot read through; open the "
+                        "cache once where it is writable (e.g. `i8gemm inspect list` as its owner) to fold it in");
+      impl_->db = std::make_unique<sql::Db>(immutable_uri(path), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, path);
+      id = identify(*impl_->db);
+    } else if (code != SQLITE_CORRUPT && code != SQLITE_NOTADB) {
+      throw;
+    } else {
+      fail_open(path, std::string("is damaged (") + sqlite3_errmsg(impl_->db->handle()) + ")");
+    }
   }
+  sql::Db& db = *impl_->db;
   if (is_empty_db(id) && mode == Mode::read_write) {
     initialize(db);
     id = identify(db);

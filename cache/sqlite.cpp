@@ -28,13 +28,13 @@ void backoff(int attempt) {
 
 }  // namespace
 
-Db::Db(const std::string& path, int flags) : path_(path) {
+Db::Db(const std::string& path, int flags, const std::string& label) : path_(label.empty() ? path : label) {
   int rc = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);
     db_ = nullptr;
-    throw Error(ErrorKind::cache, "sqlite3_open_v2", "cache file " + path + ": " + msg);
+    throw Error(ErrorKind::cache, "sqlite3_open_v2", "cache file " + path_ + ": " + msg);
   }
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, kBusyTimeoutMs);

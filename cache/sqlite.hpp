@@ -13,8 +13,9 @@ namespace i8g::cache::sql {
 
 class Db {
  public:
-  // flags: SQLITE_OPEN_* ; `label` names the file in messages.
-  Db(const std::string& path, int flags);
+  // flags: SQLITE_OPEN_* ; `label` names the file in messages (default: `path`, which may be
+  // a file: URI when flags has SQLITE_OPEN_URI).
+  Db(const std::string& path, int flags, const std::string& label = {});
   ~Db();
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;

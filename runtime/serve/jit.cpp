@@ -2,6 +2,9 @@
 // reaches the cache.
 #include "runtime/serve/jit.hpp"
 
+#include <fmt/format.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -160,15 +163,31 @@ std::optional<cache::StoredKernel> lookup(cache::Cache* c, const cache::BinaryKe
 // Opens the cache for prepare. A cache that cannot be opened does not stop serving: kernels
 // are compiled in memory and the reason is printed once.
 std::unique_ptr<cache::Cache> open_cache_or_warn(const std::string& path, std::string& warned) {
+  auto warn_once = [&](const std::string& text) {
+    if (warned == text) return;
+    std::fprintf(stderr, "i8gemm: warning: %s\n", text.c_str());
+    warned = text;
+  };
+  std::string why;
   try {
     return std::make_unique<cache::Cache>(path, cache::Cache::Mode::read_write);
   } catch (const Error& e) {
-    if (warned != e.what()) {
-      std::fprintf(stderr, "i8gemm: warning: %s; compiling without the cache\n", e.what());
-      warned = e.what();
-    }
-    return nullptr;
+    why = e.what();
   }
+  // A cache this process cannot write (shipped in a container, another user's, a read-only
+  // mount) still serves its winners and binaries; kernels it lacks are compiled, not stored.
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) {
+    try {
+      auto c = std::make_unique<cache::Cache>(path, cache::Cache::Mode::read_only);
+      warn_once(fmt::format("{}; using it read-only (kernels it lacks are compiled but not stored)", why));
+      return c;
+    } catch (const Error& e) {
+      why = e.what();
+    }
+  }
+  warn_once(why + "; compiling without the cache");
+  return nullptr;
 }
 
 // From the cache if there, else compiled now (and stored when a cache is open).
@@ -183,7 +202,7 @@ cache::StoredKernel fetch_or_compile(cache::Cache* c, const Compiler& compiler, 
     throw Error(ErrorKind::compile, "compile", e.what());
   }
   cache::StoredKernel k = make_stored_kernel(spec, ks, bin, target);
-  if (c) {
+  if (c && c->mode() == cache::Cache::Mode::read_write) {
     try {
       k.id = c->put_kernel(k);
     } catch (const Error& e) {

@@ -43,8 +43,10 @@ std::vector<JitOutcome> compile_and_store(
     const Target& target, int threads,
     const std::function<void(size_t done, size_t total)>& progress = {});
 
-// Opens the cache read-write for prepare. A cache that cannot be opened does not stop serving:
-// returns null and prints the reason once (`warned` remembers it).
+// Opens the cache for prepare: read-write where this process may write it, else read-only (its
+// winners and binaries still serve; what it lacks is compiled and not stored). A cache that
+// cannot be opened at all does not stop serving: returns null. Either way the reason is printed
+// once (`warned` remembers it).
 std::unique_ptr<cache::Cache> open_cache_or_warn(const std::string& path, std::string& warned);
 
 // The binary for `src` from the cache (hash-checked; a damaged entry is reported and compiled

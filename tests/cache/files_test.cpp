@@ -10,6 +10,7 @@
 #include "cache_test_util.hpp"
 #include "core/error.hpp"
 #include "core/options.hpp"
+#include "tests/support/read_only.hpp"
 
 namespace i8g::cache {
 namespace {
@@ -180,6 +181,41 @@ TEST(CacheFiles, WriteProtectedFileOpensReadOnlyButNotReadWrite) {
   EXPECT_THROW(Cache(path, Cache::Mode::read_write), Error);
   Cache c(path, Cache::Mode::read_only);
   EXPECT_TRUE(c.get_kernel(make_key("k")));
+}
+
+// A tuned cache shipped where its reader cannot write (container image, another user's files, a
+// read-only mount): WAL mode needs a -shm index the reader cannot create, so the file is read
+// on its own (immutable) when nothing is pending in a -wal; nothing is created beside it.
+TEST(CacheFiles, ACacheInADirectoryTheReaderCannotWriteOpensReadOnly) {
+  TempDir dir;
+  const std::string path = dir.file("c.sqlite");
+  { Cache(path, Cache::Mode::read_write).put_kernel(make_kernel("k")); }
+  ASSERT_FALSE(exists(path + "-wal")) << "a clean close folds the log in";
+  const std::string failed = testsupport::as_read_only_user(dir.path(), path, [&]() -> std::string {
+    Cache c(path, Cache::Mode::read_only);
+    if (!c.get_kernel(make_key("k"))) return "the kernel is not found";
+    if (c.list_kernels().size() != 1) return "list_kernels() is not the one kernel";
+    return "";
+  });
+  EXPECT_EQ(failed, "");
+  EXPECT_FALSE(exists(path + "-shm"));
+  EXPECT_FALSE(exists(path + "-wal"));
+}
+
+TEST(CacheFiles, AnUnreadableWriteAheadLogIsNamedNotIgnored) {
+  TempDir dir;
+  const std::string path = dir.file("c.sqlite");
+  { Cache(path, Cache::Mode::read_write).put_kernel(make_kernel("k")); }
+  write_bytes(path + "-wal", std::string(64, '\1'));  // pending writes the reader cannot fold in
+  const std::string failed = testsupport::as_read_only_user(dir.path(), path, [&]() -> std::string {
+    try {
+      Cache c(path, Cache::Mode::read_only);
+    } catch (const Error& e) {
+      return std::string(e.what()).find("write-ahead log") != std::string::npos ? "" : e.what();
+    }
+    return "opened although a -wal it cannot read is pending";
+  });
+  EXPECT_EQ(failed, "");
 }
 
 TEST(CacheFiles, DirectoryInsteadOfAFileIsRefused) {

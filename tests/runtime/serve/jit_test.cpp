@@ -12,6 +12,7 @@
 #include "runtime/report/report.hpp"
 #include "runtime/serve/jit.hpp"
 #include "tests/support/files.hpp"
+#include "tests/support/read_only.hpp"
 
 namespace i8g {
 namespace {
@@ -138,6 +139,36 @@ TEST(Jit, TheUtilityModuleIsStoredWithARealReport) {
   EXPECT_FALSE(k.key.options_hash.empty());
   const cache::StoredKernel again = fetch_or_compile(&c, *compiler, emit_utility(t.arch), std::nullopt, t);
   EXPECT_EQ(again.id, k.id);
+}
+
+// Prepare's cache where this process cannot write it: opened read-only with one warning, its
+// kernels served from it, and a kernel it lacks compiled but not stored.
+TEST(Jit, AnUnwritableCacheServesItsKernelsReadOnlyAndStoresNothing) {
+  TempDir dir;
+  const std::string path = dir.file("c.sqlite");
+  const Target t = Target::from_arch("sm_80");
+  const auto compiler = make_compiler(t);
+  int64_t stored_id = 0;
+  {
+    cache::Cache c(path, cache::Cache::Mode::read_write);
+    stored_id = fetch_or_compile(&c, *compiler, emit_utility(t.arch), std::nullopt, t).id;
+  }
+  const std::string failed = testsupport::as_read_only_user(dir.path(), path, [&]() -> std::string {
+    std::string warned;
+    const std::unique_ptr<cache::Cache> c = open_cache_or_warn(path, warned);
+    if (!c) return "no cache: " + warned;
+    if (c->mode() != cache::Cache::Mode::read_only) return "not opened read-only";
+    if (warned.find("read-only") == std::string::npos) return "no warning that it is read-only: " + warned;
+    if (fetch_or_compile(c.get(), *compiler, emit_utility(t.arch), std::nullopt, t).id != stored_id)
+      return "the stored utility module was not served from the cache";
+    const Target other = Target::from_arch("sm_75");
+    const cache::StoredKernel k = fetch_or_compile(c.get(), *make_compiler(other), emit_utility(other.arch),
+                                                   std::nullopt, other);
+    if (k.binary.empty()) return "the missing module was not compiled";
+    if (c->list_kernels().size() != 1) return "something was stored in a read-only cache";
+    return "";
+  });
+  EXPECT_EQ(failed, "");
 }
 
 }  // namespace
