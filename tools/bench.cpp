@@ -292,7 +292,7 @@ void setup_bench(CLI::App& app) {
   opts->shapes.add_to(*cmd);
   opts->problem.add_to(*cmd);
   cmd->add_option("--m", opts->m, "M values, e.g. 1,16,256,4096")->capture_default_str();
-  cmd->add_option("--cache", opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
+  add_cache_option(*cmd, opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   cmd->add_option("--device", opts->device, "CUDA device ordinal")->check(CLI::Range(0, 64));
   cmd->add_option("--samples", opts->samples, "timed samples (20 launches each)")->check(CLI::Range(3, 1000));
   cmd->add_option("--csv", opts->csv, "also write the table as CSV to this file");

@@ -141,7 +141,7 @@ void setup_cache(CLI::App& app) {
   CLI::App* q = cmd->add_subcommand("quarantine", "move an unreadable cache aside to PATH.broken-<time> (never deletes)");
   q->add_flag("--force", opts->force, "move it aside even when it opens and passes its integrity check");
   for (CLI::App* sub : {cmd, gc, q})
-    sub->add_option("--cache", opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
+    add_cache_option(*sub, opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   gc->callback([opts] { run_gc(*opts); });
   q->callback([opts] { run_quarantine(*opts); });
 }

@@ -34,6 +34,9 @@ struct ShapeFlags {
 
 std::string read_file(const std::string& path);  // throws Error with the path
 std::string resolve_cache_path(const std::string& flag);  // flag, else Cache::default_path()
+// --cache PATH on `cmd` into `into`; an empty PATH is a usage error (leave the flag out for
+// the default cache), never a silent default.
+CLI::Option* add_cache_option(CLI::App& cmd, std::string& into, const std::string& help);
 // A time in microseconds ("12.34") for a table, or "-" where none was measured (NULL in the
 // cache, which reads back empty or, in winners, as NaN): never a misleading 0.
 std::string us_or_dash(std::optional<double> us);

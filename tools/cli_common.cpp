@@ -82,6 +82,12 @@ std::string resolve_cache_path(const std::string& flag) {
   return flag.empty() ? cache::Cache::default_path() : flag;
 }
 
+CLI::Option* add_cache_option(CLI::App& cmd, std::string& into, const std::string& help) {
+  return cmd.add_option("--cache", into, help)->check([](const std::string& v) {
+    return v.empty() ? std::string("an empty path: leave --cache out for the default cache") : std::string();
+  });
+}
+
 std::string us_or_dash(std::optional<double> us) {
   return us && !std::isnan(*us) ? fmt::format("{:.2f}", *us) : std::string("-");
 }

@@ -336,7 +336,7 @@ void run_audit(const InspectOptions& o) {
 void setup_inspect(CLI::App& app) {
   auto opts = std::make_shared<InspectOptions>();
   CLI::App* cmd = app.add_subcommand("inspect", "list, show and audit cache entries (read-only); dump a kernel's source");
-  cmd->add_option("--cache", opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
+  add_cache_option(*cmd, opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   cmd->add_option("--filter", opts->filter, "only kernels whose name matches this regex");
   cmd->add_flag("--json", opts->json, "print JSON");
   cmd->require_subcommand(0, 1);
@@ -346,7 +346,7 @@ void setup_inspect(CLI::App& app) {
   CLI::App* audit = cmd->add_subcommand("audit", "flag spills, local memory, register/occupancy limits, hash mismatches");
   CLI::App* winners = cmd->add_subcommand("winners", "tuned winners per problem and M bucket, with times and speedups over cuBLASLt");
   for (CLI::App* sub : {list, show, audit, winners}) {
-    sub->add_option("--cache", opts->cache, "cache file");
+    add_cache_option(*sub, opts->cache, "cache file");
     sub->add_option("--filter", opts->filter, "only kernels whose name matches this regex");
     sub->add_flag("--json", opts->json, "print JSON");
   }

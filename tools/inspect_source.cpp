@@ -106,7 +106,7 @@ void setup_inspect_source(CLI::App& inspect) {
   cmd->add_flag("--inline", opts->inlined, "inline the templates it includes: compiles with no include path");
   cmd->add_option("-o,--output", opts->out, "write to this file instead of stdout");
   cmd->add_flag("--cached", opts->cached, "the source a cache entry was compiled from, with its stored options");
-  cmd->add_option("--cache", opts->cache, "cache file for --cached");
+  add_cache_option(*cmd, opts->cache, "cache file for --cached");
   cmd->callback([opts] { run_source(*opts); });
 }
 

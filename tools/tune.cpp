@@ -29,6 +29,35 @@ struct TuneFlags {
 };
 
 // Full tuning on the GPU: every candidate and cuBLASLt, verified then timed, per M bucket.
+// The regex of --filter, or none; throws Error for one that does not compile.
+std::optional<std::regex> parse_filter(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  try {
+    return std::regex(text);
+  } catch (const std::regex_error& e) {
+    throw Error("--filter", fmt::format("'{}' is not a regular expression: {}", text, e.what()));
+  }
+}
+
+// Every candidate of `problems` on `target` that the filter keeps (with the index of its
+// problem); a filter that keeps none is an error, not an empty run that exits 0.
+std::vector<std::pair<KernelSpec, size_t>> filtered_specs(const std::vector<GemmProblem>& problems,
+                                                          const Target& target, const std::string& filter_text) {
+  const std::optional<std::regex> filter = parse_filter(filter_text);
+  std::vector<std::pair<KernelSpec, size_t>> out;
+  size_t all = 0;
+  for (size_t i = 0; i < problems.size(); ++i)
+    for (const KernelConfig& c : candidates(problems[i], target)) {
+      KernelSpec spec{problems[i], c, target.arch};
+      ++all;
+      if (!filter || std::regex_search(spec.name(), *filter)) out.emplace_back(spec, i);
+    }
+  if (filter && out.empty())
+    throw Error("--filter", fmt::format("'{}' matches none of the {} candidate kernels of these shapes on {}",
+                                        filter_text, all, target.arch));
+  return out;
+}
+
 void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
                   const std::vector<GemmProblem>& problems) {
   const std::vector<int64_t> ms = parse_m_list(o.m);
@@ -41,6 +70,11 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
   const Target& t = engine->device().target;
   if (!o.arch.empty() && Target::from_arch(o.arch).arch != t.arch)
     throw Error("tune", fmt::format("--arch {} does not match the GPU ({} is {})", o.arch, engine->device().name, t.arch));
+  {
+    Target ft = t;
+    ft.experimental_wgmma = o.experimental_wgmma;
+    filtered_specs(problems, ft, o.filter);  // a --filter that keeps nothing stops here
+  }
   cache::Cache cache(resolve_cache_path(o.cache), cache::Cache::Mode::read_write);
   i8g::TuneOptions to;
   to.ms = ms;
@@ -115,33 +149,21 @@ void run_tune(const TuneFlags& o) {
     return run_gpu_tune(o, shapes, problems);
   }
   if (o.arch.empty()) throw Error("tune", "--compile-only needs --arch (e.g. --arch sm_90a)");
+  parse_m_list(o.m);  // unused without a GPU, but a malformed list is still an error
   Target target = Target::from_arch(o.arch);
   target.experimental_wgmma = o.experimental_wgmma;
-  std::optional<std::regex> filter;
-  if (!o.filter.empty()) {
-    try {
-      filter.emplace(o.filter);
-    } catch (const std::regex_error& e) {
-      throw Error("--filter", fmt::format("'{}' is not a regular expression: {}", o.filter, e.what()));
-    }
-  }
   const std::vector<NamedShape> shapes = o.shapes.resolve();
   std::vector<GemmProblem> problems;
   for (const NamedShape& s : shapes) problems.push_back(o.problem.make(s));  // all valid first
+  std::vector<KernelSpec> specs;
+  std::vector<size_t> owner;
+  for (auto& [spec, i] : filtered_specs(problems, target, o.filter)) {
+    specs.push_back(spec);
+    owner.push_back(i);
+  }
 
   const std::unique_ptr<Compiler> compiler = make_compiler(target);
   cache::Cache cache(resolve_cache_path(o.cache), cache::Cache::Mode::read_write);
-
-  std::vector<KernelSpec> specs;
-  std::vector<size_t> owner;
-  for (size_t i = 0; i < problems.size(); ++i) {
-    for (const KernelConfig& c : candidates(problems[i], target)) {
-      KernelSpec spec{problems[i], c, target.arch};
-      if (filter && !std::regex_search(spec.name(), *filter)) continue;
-      specs.push_back(spec);
-      owner.push_back(i);
-    }
-  }
   Progress bar("compiling");
   const std::vector<JitOutcome> results = compile_and_store(
       cache, *compiler, specs, target, o.jobs, [&](size_t d, size_t t) { bar.update(d, t); });
@@ -189,7 +211,7 @@ void setup_tune(CLI::App& app) {
                 "also try the wgmma family (sm_90a; never run on a GPU before: every candidate is "
                 "verified bit-exact before it is timed)");
   cmd->add_option("--arch", opts->arch, "target arch, e.g. sm_90a, sm_80 (default: the GPU's)");
-  cmd->add_option("--cache", opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
+  add_cache_option(*cmd, opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   cmd->add_option("--filter", opts->filter, "only kernels whose name matches this regex");
   cmd->add_option("-j,--jobs", opts->jobs, "parallel compiles (default: all cores)")->check(CLI::Range(0, 256));
   cmd->add_option("--m", opts->m, "M buckets to tune on a GPU, e.g. 1,16,256,4096")->capture_default_str();
