@@ -152,6 +152,10 @@ class Cache {
 
   // $I8GEMM_CACHE, else $XDG_CACHE_HOME/i8gemm/cache.sqlite, else $HOME/.cache/i8gemm/cache.sqlite.
   static std::string default_path();
+  // Empty when `path` is a regular file whose SQLite header carries i8gemm's application id
+  // (so even a damaged i8gemm cache is recognized by its first page), else why it is not one.
+  // Reads 100 bytes; never opens the database.
+  static std::string not_a_cache_reason(const std::string& path);
 
   // read_write creates the parent directory and the file (never group/world writable).
   // Throws Error when the file is not a database, is damaged, has a newer schema than this

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <random>
 
@@ -279,6 +280,29 @@ std::string Cache::default_path() {
   if (!o.home.empty()) return o.home + "/.cache/i8gemm/cache.sqlite";
   throw Error(ErrorKind::cache, "i8g::cache::Cache::default_path",
               "no cache location: set I8GEMM_CACHE, XDG_CACHE_HOME or HOME");
+}
+
+std::string Cache::not_a_cache_reason(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return "cannot be read: " + errno_text();
+  if (!S_ISREG(st.st_mode)) return "is not a regular file";
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "cannot be read: " + errno_text();
+  unsigned char head[100] = {};
+  ssize_t got = 0;
+  while (got < ssize_t(sizeof head)) {
+    const ssize_t r = read(fd, head + got, sizeof head - size_t(got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += r;
+  }
+  close(fd);
+  if (got < ssize_t(sizeof head) || std::memcmp(head, "SQLite format 3", 16) != 0)
+    return "is not a SQLite database";
+  // The header's application id: a big-endian 32-bit integer at offset 68.
+  const uint32_t app = uint32_t(head[68]) << 24 | uint32_t(head[69]) << 16 | uint32_t(head[70]) << 8 | head[71];
+  if (app != uint32_t(kApplicationId)) return "is a SQLite database of another application";
+  return "";
 }
 
 Cache::Cache(const std::string& path, Mode mode) : impl_(std::make_unique<Impl>()) {

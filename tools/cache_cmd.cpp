@@ -100,6 +100,16 @@ bool rename_noreplace(const std::string& from, const std::string& to) {
 void run_quarantine(const CacheOptions& o) {
   const std::string path = resolve_cache_path(o.cache);
   if (!exists(path)) throw Error("cache quarantine", fmt::format("{} does not exist; nothing moved", path));
+  // Only an i8gemm cache (recognized by its header, however damaged the rest) is moved aside
+  // unasked; another file at the path (text, another application's database, bytes with no
+  // header left) only with --force, and a directory never.
+  const std::string not_cache = cache::Cache::not_a_cache_reason(path);
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw Error("cache quarantine", fmt::format("{} is not a regular file; nothing moved", path));
+  if (!not_cache.empty() && !o.force)
+    throw Error("cache quarantine", fmt::format("{} {}, not recognizably an i8gemm cache; nothing moved (use "
+                                                "--force to move it aside anyway)", path, not_cache));
   std::string why;
   try {
     cache::Cache c(path, cache::Cache::Mode::read_only);

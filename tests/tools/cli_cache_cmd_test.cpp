@@ -2,7 +2,12 @@
 // audit` on an untrusted file: maintenance happens only when asked, and nothing is deleted.
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "tests/cache/cache_test_util.hpp"
 #include "cli_test_support.hpp"
@@ -38,19 +43,27 @@ class CliCacheCmd : public ::testing::Test {
 
 TEST_F(CliCacheCmd, QuarantineMovesAnUnreadableCacheAsideAndDeletesNothing) {
   const std::string real = read_bytes(tuned("real.sqlite"));
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"garbage", random_bytes(8192, 3)},
-      {"truncated", real.substr(0, real.size() / 2)},
-      {"header only", real.substr(0, 100)}};
+  // Damaged i8gemm caches (their header says so) move on request; bytes with no header left
+  // could be anyone's file and move only with --force.
+  const std::vector<std::tuple<std::string, std::string, bool>> cases = {
+      {"garbage", random_bytes(8192, 3), true},
+      {"truncated", real.substr(0, real.size() / 2), false},
+      {"header only", real.substr(0, 100), false}};
   int moved = 0;
-  for (const auto& [what, bytes] : cases) {
+  for (const auto& [what, bytes, force] : cases) {
     const std::string c = dir_.file("cache.sqlite");
     write_bytes(c, bytes);
     Result list = run({"inspect", "list", "--cache", c});
     EXPECT_TRUE(list.failed_cleanly()) << what << "\n" << list.describe();
     EXPECT_NE(list.err.find(c), std::string::npos) << "the error names the file\n" << list.describe();
     EXPECT_EQ(read_bytes(c), bytes) << what << ": inspect changed the file";
-    Result q = run({"cache", "quarantine", "--cache", c});
+    if (force) {
+      Result refused = run({"cache", "quarantine", "--cache", c});
+      EXPECT_TRUE(refused.failed_cleanly()) << what << "\n" << refused.describe();
+      EXPECT_NE(refused.err.find("--force"), std::string::npos) << refused.describe();
+      EXPECT_EQ(read_bytes(c), bytes) << what << ": refused, yet changed";
+    }
+    Result q = force ? run({"cache", "quarantine", "--force", "--cache", c}) : run({"cache", "quarantine", "--cache", c});
     ASSERT_TRUE(q.ok()) << what << "\n" << q.describe();
     EXPECT_FALSE(exists(c));
     const auto broken = broken_files();
@@ -63,6 +76,34 @@ TEST_F(CliCacheCmd, QuarantineMovesAnUnreadableCacheAsideAndDeletesNothing) {
         std::filesystem::rename(dir_.file(broken[0]) + suffix, dir_.file("kept-" + std::to_string(moved)) + suffix);
   }
   std::printf("unreadable caches refused untouched, then quarantined on request: %d/3, deleted: 0\n", moved);
+}
+
+// What is not an i8gemm cache is not quarantined unasked: a text file, another application's
+// SQLite database; a directory not even with --force.
+TEST_F(CliCacheCmd, QuarantineRefusesWhatIsNotAnI8gemmCache) {
+  const std::string text = dir_.file("notes.txt");
+  write_bytes(text, "my notes, not a cache\n");
+  const std::string theirs = dir_.file("theirs.sqlite");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(theirs.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t (x); INSERT INTO t VALUES (1);", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  for (const std::string& f : {text, theirs}) {
+    const std::string before = read_bytes(f);
+    Result q = run({"cache", "quarantine", "--cache", f});
+    EXPECT_TRUE(q.failed_cleanly()) << q.describe();
+    EXPECT_NE(q.err.find("not recognizably an i8gemm cache"), std::string::npos) << q.describe();
+    EXPECT_EQ(read_bytes(f), before);
+  }
+  const std::string d = dir_.file("adir");
+  ASSERT_EQ(mkdir(d.c_str(), 0755), 0);
+  Result q = run({"cache", "quarantine", "--force", "--cache", d});
+  EXPECT_TRUE(q.failed_cleanly()) << q.describe();
+  EXPECT_NE(q.err.find("not a regular file"), std::string::npos) << q.describe();
+  EXPECT_TRUE(std::filesystem::is_directory(d));
+  EXPECT_TRUE(broken_files().empty());
 }
 
 TEST_F(CliCacheCmd, QuarantineLeavesAHealthyCacheWhereItIs) {
