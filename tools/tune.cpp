@@ -213,7 +213,7 @@ void setup_tune(CLI::App& app) {
   cmd->add_option("--arch", opts->arch, "target arch, e.g. sm_90a, sm_80 (default: the GPU's)");
   add_cache_option(*cmd, opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   cmd->add_option("--filter", opts->filter, "only kernels whose name matches this regex");
-  cmd->add_option("-j,--jobs", opts->jobs, "parallel compiles (default: all cores)")->check(CLI::Range(0, 256));
+  cmd->add_option("-j,--jobs", opts->jobs, "parallel compiles (default: the CPUs this process may use, cgroup quota included)")->check(CLI::Range(0, 256));
   cmd->add_option("--m", opts->m, "M buckets to tune on a GPU, e.g. 1,16,256,4096")->capture_default_str();
   cmd->add_option("--device", opts->device, "CUDA device ordinal")->check(CLI::Range(0, 64));
   cmd->add_option("--samples", opts->samples, "timed samples per candidate (20 launches each)")->check(CLI::Range(3, 1000));

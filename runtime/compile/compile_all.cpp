@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/cpus.hpp"
 #include "runtime/compile/compiler.hpp"
 
 namespace i8g {
@@ -14,7 +15,7 @@ std::vector<CompileOutcome> compile_all(const Compiler& compiler, const std::vec
                                         const std::function<void(size_t, size_t)>& progress) {
   std::vector<CompileOutcome> out(sources.size());
   if (sources.empty()) return out;
-  size_t workers = threads > 0 ? size_t(threads) : std::max(1u, std::thread::hardware_concurrency());
+  size_t workers = threads > 0 ? size_t(threads) : size_t(usable_cpus());  // cgroup quotas included
   workers = std::min(workers, sources.size());
 
   std::atomic<size_t> next{0};
