@@ -74,7 +74,7 @@ void run_gc(const CacheOptions& o) {
   }
   std::string kept = cur.compiler_version;
   for (const auto& v : cur.other_compiler_versions) kept += ", " + v;
-  fmt::print("{} {} stale entries ({} kernels, {} timings, {} winners) from {}; kept entries of {}, generator {} "
+  print_safe("{} {} stale entries ({} kernels, {} timings, {} winners) from {}; kept entries of {}, generator {} "
              "and this build's compile options\n",
              o.dry_run ? "would remove" : "removed", n.total(), n.kernels, n.timings, n.winners, path, kept,
              cur.generator_hash.substr(0, 12));
@@ -135,7 +135,7 @@ void run_quarantine(const CacheOptions& o) {
                                                   std::strerror(errno)));
     moved_too += fmt::format(" and {}{}", dest, suffix);
   }
-  fmt::print("moved {} aside to {}{} ({}); nothing was deleted. The next write starts a new cache at {}\n", path,
+  print_safe("moved {} aside to {}{} ({}); nothing was deleted. The next write starts a new cache at {}\n", path,
              dest, moved_too, why.empty() ? "asked with --force" : why, path);
 }
 

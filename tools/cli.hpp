@@ -1,8 +1,10 @@
 // Shared pieces of the i8gemm subcommands.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,6 +42,17 @@ CLI::Option* add_cache_option(CLI::App& cmd, std::string& into, const std::strin
 // A time in microseconds ("12.34") for a table, or "-" where none was measured (NULL in the
 // cache, which reads back empty or, in winners, as NaN): never a misleading 0.
 std::string us_or_dash(std::optional<double> us);
+
+// `text` with every byte a terminal could act on (C0 controls but newline and tab, DEL, and
+// UTF-8-encoded C1 controls) written as \xNN: names and blobs from an untrusted cache are
+// printed, never obeyed.
+std::string terminal_safe(const std::string& text);
+// fmt::print to stdout through terminal_safe (what `inspect` and `cache` print from a cache).
+template <typename... Args>
+void print_safe(fmt::format_string<Args...> f, Args&&... args) {
+  const std::string s = terminal_safe(fmt::format(f, std::forward<Args>(args)...));
+  std::fwrite(s.data(), 1, s.size(), stdout);
+}
 
 // What this build would look up for an arch: its compiler's version (the compiler is made once
 // per vendor; "" when it cannot be made, e.g. hipRTC absent: such entries then show as stale)

@@ -88,6 +88,25 @@ CLI::Option* add_cache_option(CLI::App& cmd, std::string& into, const std::strin
   });
 }
 
+std::string terminal_safe(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  auto escape = [&](unsigned char c) { out += fmt::format("\\x{:02X}", c); };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      escape(c);
+    } else if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+      escape(c);
+      escape(static_cast<unsigned char>(text[++i]));
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
+
 std::string us_or_dash(std::optional<double> us) {
   return us && !std::isnan(*us) ? fmt::format("{:.2f}", *us) : std::string("-");
 }

@@ -91,39 +91,39 @@ void run_list(const InspectOptions& o) {
   if (o.json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& k : ks) arr.push_back(summary_json(k, build, amd_of(k)));
-    fmt::print("{}\n", arr.dump(2));
+    print_safe("{}\n", arr.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
     return;
   }
   const size_t amd = size_t(std::count_if(ks.begin(), ks.end(), is_amd));
   const bool header = amd < ks.size() || ks.empty();
   if (header)
-    fmt::print("{:<100} {:<7} {:>4} {:>7} {:>6} {:>6} {:>5} {:>8}\n", "name", "arch", "regs", "smem",
+    print_safe("{:<100} {:<7} {:>4} {:>7} {:>6} {:>6} {:>5} {:>8}\n", "name", "arch", "regs", "smem",
                "stack", "spills", "occ", "status");
   for (const auto& k : ks) {
     if (is_amd(k)) continue;
-    fmt::print("{:<100} {:<7} {:>4} {:>7} {:>6} {:>6} {:>4.0f}% {:>8}\n", k.key.name, k.key.arch,
+    print_safe("{:<100} {:<7} {:>4} {:>7} {:>6} {:>6} {:>4.0f}% {:>8}\n", k.key.name, k.key.arch,
                k.registers, k.smem_bytes, k.stack_bytes, k.spill_bytes, 100 * k.occupancy, build.status(k));
   }
   if (amd > 0) {
-    if (header) fmt::print("\n");
-    fmt::print("{:<100} {:<7} {:>4} {:>4} {:>4} {:>6} {:>7} {:>6} {:>4} {:>5} {:>8}\n", "name", "arch", "vgpr",
+    if (header) print_safe("\n");
+    print_safe("{:<100} {:<7} {:>4} {:>4} {:>4} {:>6} {:>7} {:>6} {:>4} {:>5} {:>8}\n", "name", "arch", "vgpr",
                "agpr", "sgpr", "lds", "scratch", "spills", "mfma", "occ", "status");
     for (const auto& k : ks) {
       if (!is_amd(k)) continue;
       const AmdResources a = amd_of(k);
-      fmt::print("{:<100} {:<7} {:>4} {:>4} {:>4} {:>6} {:>7} {:>6} {:>4} {:>4.0f}% {:>8}\n", k.key.name,
+      print_safe("{:<100} {:<7} {:>4} {:>4} {:>4} {:>6} {:>7} {:>6} {:>4} {:>4.0f}% {:>8}\n", k.key.name,
                  k.key.arch, a.vgprs, a.agprs, a.sgprs, a.lds_bytes, a.scratch_bytes,
                  std::max(a.vgpr_spills, 0) + std::max(a.sgpr_spills, 0), a.mfma, 100 * k.occupancy,
                  build.status(k));
     }
-    fmt::print("{}; spills are spilled registers, occupancy is waves per SIMD.\n", kAmdNotice);
+    print_safe("{}; spills are spilled registers, occupancy is waves per SIMD.\n", kAmdNotice);
   }
   const size_t overrides = size_t(std::count_if(ks.begin(), ks.end(), [](const cache::StoredKernel& k) {
     return cache::is_override(k.key.generator_hash);
   }));
   if (overrides > 0)
-    fmt::print("{} entries are source overrides (I8GEMM_SOURCE_OVERRIDE_DIR), not generated kernels\n", overrides);
-  fmt::print("{} kernels in {}\n", ks.size(), c.path());
+    print_safe("{} entries are source overrides (I8GEMM_SOURCE_OVERRIDE_DIR), not generated kernels\n", overrides);
+  print_safe("{} kernels in {}\n", ks.size(), c.path());
 }
 
 // The entry of `name` this build would use; else a source override; else the newest.
@@ -170,43 +170,43 @@ void run_show(const InspectOptions& o) {
     j["sass"] = k.isa;
     j["log"] = k.log;
     j["binary_sha256"] = k.binary_sha256;
-    fmt::print("{}\n", j.dump(2));
+    print_safe("{}\n", j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
     return;
   }
-  fmt::print("name      {}\narch      {}\ncompiler  {}\ngenerator {}\noptions#  {}\nfamily    {}\nproblem   {}\n"
+  print_safe("name      {}\narch      {}\ncompiler  {}\ngenerator {}\noptions#  {}\nfamily    {}\nproblem   {}\n"
              "config    {}\nentry     {}\nsymbol    {}\noptions   {}\nbinary    {} bytes, sha256 {}\nstatus    {}\n",
              k.key.name, k.key.arch, k.key.compiler_version, k.key.generator_hash,
              k.key.options_hash.empty() ? "(none: schema 1)" : k.key.options_hash, k.family, k.problem_key,
              k.config, k.entry, k.lowered_name, fmt::join(k.options, " "), k.binary.size(), k.binary_sha256,
              status_line(k, build));
   for (const auto& other : all)
-    if (other.id != k.id) fmt::print("also      id {} ({}); not shown\n", other.id, status_line(other, build));
-  fmt::print("\n");
-  if (is_amd(k)) fmt::print("{}.\n\n", kAmdNotice);
-  fmt::print("== report ==\n{}\n", rep ? rep->to_text() : no_report + "\n");
+    if (other.id != k.id) print_safe("also      id {} ({}); not shown\n", other.id, status_line(other, build));
+  print_safe("\n");
+  if (is_amd(k)) print_safe("{}.\n\n", kAmdNotice);
+  print_safe("== report ==\n{}\n", rep ? rep->to_text() : no_report + "\n");
   const std::vector<cache::Timing> ts = c.timings_for_kernel(k.id);
   if (!ts.empty()) {
-    fmt::print("== timings ==\n{:>6} {:<14} {:<9} {:>10} {:>10} {:>10} {:>10}  {}\n", "M", "gpu", "status",
+    print_safe("== timings ==\n{:>6} {:<14} {:<9} {:>10} {:>10} {:>10} {:>10}  {}\n", "M", "gpu", "status",
                "graph med", "graph p90", "eager med", "eager p90", "note");
     for (const auto& t : ts)
-      fmt::print("{:>6} {:<14} {:<9} {:>10} {:>10} {:>10} {:>10}  {}\n", t.key.m_bucket,
+      print_safe("{:>6} {:<14} {:<9} {:>10} {:>10} {:>10} {:>10}  {}\n", t.key.m_bucket,
                  t.key.gpu_name.substr(0, 14), to_string(t.status), us_or_dash(t.graph_median_us),
                  us_or_dash(t.graph_p90_us), us_or_dash(t.eager_median_us), us_or_dash(t.eager_p90_us),
                  t.reason.substr(0, 80));
-    fmt::print("\n");
+    print_safe("\n");
   }
-  fmt::print("== source ==\n{}\n", k.source);
-  fmt::print("== compiler log ==\n{}\n", k.log);
+  print_safe("== source ==\n{}\n", k.source);
+  print_safe("== compiler log ==\n{}\n", k.log);
   if (is_amd(k))
-    fmt::print("== IR ==\nnone: hipRTC 5.2 returns only the code object\n");
+    print_safe("== IR ==\nnone: hipRTC 5.2 returns only the code object\n");
   else
-    fmt::print("== PTX ==\n{}\n", k.ir);
+    print_safe("== PTX ==\n{}\n", k.ir);
   const char* isa_title = is_amd(k) ? "AMDGPU ISA (comgr disassembly of the kernel symbol)" : "SASS";
   if (k.isa.empty())
-    fmt::print("== {} ==\nunavailable: {}\n", isa_title,
+    print_safe("== {} ==\nunavailable: {}\n", isa_title,
                rep && !rep->sass_note.empty() ? rep->sass_note : "not recorded");
   else
-    fmt::print("== {} ==\n{}\n", isa_title, k.isa);
+    print_safe("== {} ==\n{}\n", isa_title, k.isa);
 }
 
 void run_winners(const InspectOptions& o) {
@@ -228,18 +228,18 @@ void run_winners(const InspectOptions& o) {
                      {"compiler", w.key.compiler_version}, {"winner", w.candidate}, {"time_us", w.time_us},
                      {"cublaslt_us", w.baseline_us}, {"speedup", w.speedup}, {"stale", stale(w)},
                      {"candidates_timed", c.timings(w.key).size()}});
-    fmt::print("{}\n", arr.dump(2));
+    print_safe("{}\n", arr.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
     return;
   }
-  fmt::print("{:<32} {:>6} {:<14} {:>9} {:>9} {:>8} {:>6}  {}\n", "problem", "M", "gpu", "time us", "cuBLASLt",
+  print_safe("{:<32} {:>6} {:<14} {:>9} {:>9} {:>8} {:>6}  {}\n", "problem", "M", "gpu", "time us", "cuBLASLt",
              "speedup", "timed", "winner");
   for (const auto& w : ws)
-    fmt::print("{:<32} {:>6} {:<14} {:>9} {:>9} {:>8} {:>6}  {}\n", w.key.problem_key, w.key.m_bucket,
+    print_safe("{:<32} {:>6} {:<14} {:>9} {:>9} {:>8} {:>6}  {}\n", w.key.problem_key, w.key.m_bucket,
                w.key.gpu_name.substr(0, 14), us_or_dash(w.time_us),
                w.baseline_us > 0 ? fmt::format("{:.2f}", w.baseline_us) : "n/a",
                w.speedup > 0 ? fmt::format("{:.2f}x", w.speedup) : "n/a", c.timings(w.key).size(),
                w.candidate + (stale(w) ? " (stale)" : ""));
-  fmt::print("{} tuned buckets in {}\n", ws.size(), c.path());
+  print_safe("{} tuned buckets in {}\n", ws.size(), c.path());
 }
 
 struct Finding {
@@ -319,14 +319,14 @@ void run_audit(const InspectOptions& o) {
   if (o.json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& f : findings) arr.push_back({{"severity", f.severity}, {"name", f.name}, {"finding", f.what}});
-    fmt::print("{}\n", nlohmann::json{{"kernels", ks.size()}, {"integrity", a.integrity}, {"findings", arr}}.dump(2));
+    print_safe("{}\n", nlohmann::json{{"kernels", ks.size()}, {"integrity", a.integrity}, {"findings", arr}}.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
   } else {
-    for (const auto& f : findings) fmt::print("{:<8} {}: {}\n", f.severity, f.name, f.what);
+    for (const auto& f : findings) print_safe("{:<8} {}: {}\n", f.severity, f.name, f.what);
   }
   for (const auto& f : findings) errors += f.severity == "error" || f.severity == "reject";
-  if (!o.json && amd > 0) fmt::print("{} ({} AMD entries).\n", kAmdNotice, amd);
+  if (!o.json && amd > 0) print_safe("{} ({} AMD entries).\n", kAmdNotice, amd);
   if (!o.json)
-    fmt::print("audited {} kernels in {}: integrity {}, {} hash mismatches, {} findings\n", ks.size(),
+    print_safe("audited {} kernels in {}: integrity {}, {} hash mismatches, {} findings\n", ks.size(),
                c.path(), a.integrity, a.hash_mismatch.size(), findings.size());
   if (errors > 0) throw CLI::RuntimeError(1);
 }

@@ -3,6 +3,7 @@
 // it (no GPU, no cache); --cached takes the source a cache entry was compiled from instead
 // (which may have been an override).
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -85,7 +86,10 @@ void run_source(const SourceOptions& o) {
   const Dump d = o.cached ? from_cache(o) : from_generator(o.name);
   const std::string text = full_source(d.source, d.header, o.inlined);
   if (o.out.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    // Byte for byte into a pipe or file (so it recompiles); on a terminal, nothing the
+    // terminal could obey (a cached entry's source is untrusted).
+    const std::string shown = isatty(fileno(stdout)) ? terminal_safe(text) : text;
+    std::fwrite(shown.data(), 1, shown.size(), stdout);
     return;
   }
   std::ofstream f(o.out, std::ios::binary | std::ios::trunc);

@@ -125,6 +125,29 @@ TEST_F(CliInspect, OtherCompileOptionsAreStaleInListAuditAndGc) {
   EXPECT_EQ(Cache(c, Cache::Mode::read_only).list_kernels().size(), 1u);
 }
 
+// A cache is untrusted input: a name or blob carrying terminal escapes (set the title, clear the
+// screen) is printed as \xNN text by list, show and audit, never emitted raw.
+TEST_F(CliInspect, TerminalEscapesFromACachePrintAsText) {
+  const std::string c = dir_.file("escapes.sqlite");
+  const std::string name = "i8g_evil\x1b]0;owned\x07\x1b[2J\xc2\x9b" "31m";
+  {
+    cache::StoredKernel k = cache::testing::make_kernel(name);
+    k.source = "// \x1b[31mred\x1b[0m\n";
+    Cache(c, Cache::Mode::read_write).put_kernel(k);
+  }
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"inspect", "list", "--cache", c}, {"inspect", "show", name, "--cache", c}, {"inspect", "audit", "--cache", c}}) {
+    Result r = run(args);
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << args[1] << " printed a raw ESC";
+    EXPECT_EQ(r.out.find('\x07'), std::string::npos) << args[1] << " printed a raw BEL";
+    EXPECT_EQ(r.out.find("\xc2\x9b"), std::string::npos) << args[1] << " printed a raw C1 CSI";
+    EXPECT_NE(r.out.find("i8g_evil\\x1B]0;owned\\x07"), std::string::npos) << args[1] << ":\n" << r.out;
+  }
+  Result json_list = run({"inspect", "list", "--json", "--cache", c});
+  ASSERT_TRUE(json_list.ok()) << json_list.describe();
+  EXPECT_EQ(json::parse(json_list.out).at(0).at("name"), name) << "JSON keeps the name exact (escaped by JSON)";
+}
+
 TEST_F(CliInspect, ASchemaOneCacheIsListedAsStaleUntouchedThenMigratedByAWrite) {
   std::vector<cache::StoredKernel> rows = Cache(tuned("new.sqlite"), Cache::Mode::read_only).list_kernels({"", true});
   ASSERT_EQ(rows.size(), 2u);
