@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -74,6 +75,8 @@ class CurrentBuild {
 };
 
 // One-line progress on stderr while a TTY watches; silent otherwise.
+// Progress of one stage on stderr: a bar on a terminal; elsewhere (logs, CI) one line when
+// the stage starts and one when it ends, with counts and elapsed time.
 class Progress {
  public:
   explicit Progress(std::string label);
@@ -82,7 +85,8 @@ class Progress {
  private:
   std::string label_;
   bool tty_;
-  size_t last_ = size_t(-1);
+  size_t last_ = size_t(-1), total_ = 0;
+  std::chrono::steady_clock::time_point start_;
 };
 
 void setup_tune(CLI::App& app);

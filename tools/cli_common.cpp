@@ -155,8 +155,14 @@ std::string CurrentBuild::status(const cache::StoredKernel& k) {
 Progress::Progress(std::string label) : label_(std::move(label)), tty_(isatty(2)) {}
 
 void Progress::update(size_t done, size_t total) {
-  if (!tty_ || total == 0 || done == last_) return;
+  if (total == 0 || done == last_) return;
+  if (last_ == size_t(-1)) {
+    start_ = std::chrono::steady_clock::now();
+    if (!tty_) std::fprintf(stderr, "%s: %zu to do\n", label_.c_str(), total);
+  }
   last_ = done;
+  total_ = total;
+  if (!tty_) return;
   const int width = 30;
   const int fill = int(width * done / total);
   std::fprintf(stderr, "\r%s [%s%s] %zu/%zu", label_.c_str(), std::string(size_t(fill), '#').c_str(),
@@ -165,7 +171,13 @@ void Progress::update(size_t done, size_t total) {
 }
 
 void Progress::finish() {
-  if (tty_ && last_ != size_t(-1)) std::fprintf(stderr, "\r\033[K");
+  if (last_ == size_t(-1)) return;
+  if (tty_) {
+    std::fprintf(stderr, "\r\033[K");
+    return;
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  std::fprintf(stderr, "%s: %zu/%zu done in %.1f s\n", label_.c_str(), last_, total_, s);
 }
 
 }  // namespace i8g::cli

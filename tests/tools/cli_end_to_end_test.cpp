@@ -2,6 +2,7 @@
 // and audit read it back; a re-run finds everything cached; a failing run loses nothing; a
 // damaged binary is found by audit. One populated cache (a handful of kernels, kept small with
 // --filter) is shared by the suite; tests that change a cache work on their own copy.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -142,6 +143,11 @@ TEST_F(CliPopulated, TuneCompileOnlyPrintsATable) {
   EXPECT_LE(r.kernels, 8) << "the filter should keep the suite small";
   EXPECT_EQ(r.compiled, r.kernels);
   EXPECT_EQ(r.cached, 0);
+  // stderr is not a terminal here: progress is a line when the stage starts and one when it
+  // ends, with the count and the elapsed time.
+  EXPECT_TRUE(has(tune_->err, fmt::format("compiling: {} to do\n", r.kernels))) << tune_->err;
+  EXPECT_TRUE(std::regex_search(tune_->err, std::regex(fmt::format("compiling: {0}/{0} done in [0-9.]+ s\n", r.kernels))))
+      << tune_->err;
   EXPECT_EQ(r.failed, 0);
   EXPECT_EQ(r.spilling, 0);
   EXPECT_GT(r.max_regs, 0);
