@@ -156,6 +156,11 @@ class Cache {
   // (so even a damaged i8gemm cache is recognized by its first page), else why it is not one.
   // Reads 100 bytes; never opens the database.
   static std::string not_a_cache_reason(const std::string& path);
+  // Empty when only its owner can write `path` (if it exists) and no other user can add or
+  // replace files in its directory (a world- or group-writable directory is accepted only with
+  // the sticky bit, as /tmp has); else why not. The cache holds code that runs in the process
+  // that loads it: ssh's rule for keys.
+  static std::string shared_write_reason(const std::string& path);
 
   // read_write creates the parent directory and the file (never group/world writable).
   // Throws Error when the file is not a database, is damaged, has a newer schema than this

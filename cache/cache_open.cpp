@@ -305,6 +305,21 @@ std::string Cache::not_a_cache_reason(const std::string& path) {
   return "";
 }
 
+std::string Cache::shared_write_reason(const std::string& path) {
+  auto mode_text = [](mode_t m) {
+    char b[8];
+    std::snprintf(b, sizeof b, "%04o", unsigned(m & 07777));
+    return std::string(b);
+  };
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return "can be written by other users (mode " + mode_text(st.st_mode) + ")";
+  const std::string dir = parent_dir(path);
+  if (stat(dir.c_str(), &st) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+    return "is in a directory other users can write (" + dir + ", mode " + mode_text(st.st_mode) + ")";
+  return "";
+}
+
 Cache::Cache(const std::string& path, Mode mode) : impl_(std::make_unique<Impl>()) {
   if (path.empty()) throw Error(ErrorKind::cache, "i8g::cache::Cache", "empty cache file path");
   impl_->path = path;

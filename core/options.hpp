@@ -19,6 +19,9 @@ struct Options {
   std::string hiprtc_worker;  // I8GEMM_HIPRTC_WORKER: the hipRTC helper executable
   // Where the cache lives when no path is given (cache/cache_open.cpp).
   std::string cache;           // I8GEMM_CACHE
+  // I8GEMM_ALLOW_SHARED_CACHE=1: serve from a cache other users can write (refused otherwise:
+  // its binaries run in the serving process).
+  bool allow_shared_cache = false;
   std::string xdg_cache_home;  // XDG_CACHE_HOME
   std::string home;            // HOME
   // Standard variables: where nvdisasm is searched for, where temp files go.

@@ -9,6 +9,7 @@
 
 #include "cache/cache.hpp"
 #include "core/error.hpp"
+#include "core/options.hpp"
 #include "generator/families.hpp"
 #include "generator/generator.hpp"
 #include "runtime/tune/autotune.hpp"
@@ -75,6 +76,11 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
     ft.experimental_wgmma = o.experimental_wgmma;
     filtered_specs(problems, ft, o.filter);  // a --filter that keeps nothing stops here
   }
+  // Tuning runs the cache's binaries on the GPU: as serving does, refuse one others can write.
+  if (const std::string shared = cache::Cache::shared_write_reason(resolve_cache_path(o.cache));
+      !shared.empty() && !options().allow_shared_cache)
+    throw Error("tune", fmt::format("cache file {} {} (set I8GEMM_ALLOW_SHARED_CACHE=1 to use it anyway)",
+                                    resolve_cache_path(o.cache), shared));
   cache::Cache cache(resolve_cache_path(o.cache), cache::Cache::Mode::read_write);
   i8g::TuneOptions to;
   to.ms = ms;

@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "core/embedded.hpp"
+#include "core/options.hpp"
 #include "generator/generator.hpp"
 #include "runtime/report/report.hpp"
 
@@ -169,6 +170,13 @@ std::unique_ptr<cache::Cache> open_cache_or_warn(const std::string& path, std::s
     warned = text;
   };
   std::string why;
+  // Its binaries run in this process: a cache others can write is not used unless allowed.
+  if (!options().allow_shared_cache)
+    if (const std::string shared = cache::Cache::shared_write_reason(path); !shared.empty()) {
+      warn_once(fmt::format("cache file {} {}; not used (set I8GEMM_ALLOW_SHARED_CACHE=1 to use it anyway); "
+                            "compiling without the cache", path, shared));
+      return nullptr;
+    }
   try {
     return std::make_unique<cache::Cache>(path, cache::Cache::Mode::read_write);
   } catch (const Error& e) {

@@ -218,6 +218,23 @@ TEST(CacheFiles, AnUnreadableWriteAheadLogIsNamedNotIgnored) {
   EXPECT_EQ(failed, "");
 }
 
+// ssh's rule for keys: a cache other users could write (the file, or its directory without the
+// sticky bit) is named as such; the owner's own files in the owner's directory pass.
+TEST(CacheFiles, SharedWriteAccessIsNamed) {
+  TempDir dir;
+  const std::string path = dir.file("c.sqlite");
+  { Cache(path, Cache::Mode::read_write).put_kernel(make_kernel("k")); }
+  EXPECT_EQ(Cache::shared_write_reason(path), "");
+  ASSERT_EQ(chmod(path.c_str(), 0666), 0);
+  EXPECT_NE(Cache::shared_write_reason(path).find("can be written by other users (mode 0666)"), std::string::npos);
+  ASSERT_EQ(chmod(path.c_str(), 0644), 0);
+  ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
+  EXPECT_NE(Cache::shared_write_reason(path).find("directory other users can write"), std::string::npos);
+  ASSERT_EQ(chmod(dir.path().c_str(), 01777), 0);
+  EXPECT_EQ(Cache::shared_write_reason(path), "") << "a sticky directory (like /tmp) is accepted";
+  ASSERT_EQ(chmod(dir.path().c_str(), 0700), 0);
+}
+
 TEST(CacheFiles, DirectoryInsteadOfAFileIsRefused) {
   TempDir dir;
   EXPECT_THROW(Cache(dir.path(), Cache::Mode::read_write), Error);

@@ -171,5 +171,22 @@ TEST(Jit, AnUnwritableCacheServesItsKernelsReadOnlyAndStoresNothing) {
   EXPECT_EQ(failed, "");
 }
 
+// A cache other users can write is not served from (its binaries would run in this process),
+// unless I8GEMM_ALLOW_SHARED_CACHE=1 says so.
+TEST(Jit, ACacheOthersCanWriteIsNotUsedUnlessAllowed) {
+  TempDir dir;
+  const std::string path = dir.file("c.sqlite");
+  { cache::Cache c(path, cache::Cache::Mode::read_write); }
+  ASSERT_EQ(chmod(path.c_str(), 0666), 0);
+  std::string warned;
+  EXPECT_EQ(open_cache_or_warn(path, warned), nullptr);
+  EXPECT_NE(warned.find("I8GEMM_ALLOW_SHARED_CACHE"), std::string::npos) << warned;
+  Options o = Options::from_environment();
+  o.allow_shared_cache = true;
+  ScopedOptions allow(o);
+  std::string warned_again;
+  EXPECT_NE(open_cache_or_warn(path, warned_again), nullptr) << warned_again;
+}
+
 }  // namespace
 }  // namespace i8g
