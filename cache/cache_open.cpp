@@ -177,20 +177,27 @@ void make_dirs(const std::string& dir, const std::string& path) {
     fail_open(path, "cannot be created: mkdir " + dir + ": " + errno_text());
 }
 
-// Reads the first bytes of an existing file; rejects anything that is not SQLite before the
-// library gets a chance to touch it. Returns false for an empty file.
-bool check_header(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail_open(path, "cannot be read: " + errno_text());
-  char head[100];
-  ssize_t got = 0;
-  while (got < ssize_t(sizeof head)) {
-    ssize_t r = read(fd, head + got, sizeof head - size_t(got));
+// The first `size` bytes of `path` (fewer when it is shorter); false when it cannot be opened.
+bool read_head(const std::string& path, unsigned char* head, size_t size, ssize_t& got) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  got = 0;
+  while (got < ssize_t(size)) {
+    const ssize_t r = read(fd, head + got, size - size_t(got));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break;
     got += r;
   }
   close(fd);
+  return true;
+}
+
+// Reads the first bytes of an existing file; rejects anything that is not SQLite before the
+// library gets a chance to touch it. Returns false for an empty file.
+bool check_header(const std::string& path) {
+  unsigned char head[100];
+  ssize_t got = 0;
+  if (!read_head(path, head, sizeof head, got)) fail_open(path, "cannot be read: " + errno_text());
   if (got == 0) return false;
   static const char kMagic[16] = "SQLite format 3";  // the 16th byte is the NUL
   if (got < 16 || std::memcmp(head, kMagic, 16) != 0)
@@ -286,17 +293,9 @@ std::string Cache::not_a_cache_reason(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return "cannot be read: " + errno_text();
   if (!S_ISREG(st.st_mode)) return "is not a regular file";
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "cannot be read: " + errno_text();
   unsigned char head[100] = {};
   ssize_t got = 0;
-  while (got < ssize_t(sizeof head)) {
-    const ssize_t r = read(fd, head + got, sizeof head - size_t(got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    got += r;
-  }
-  close(fd);
+  if (!read_head(path, head, sizeof head, got)) return "cannot be read: " + errno_text();
   if (got < ssize_t(sizeof head) || std::memcmp(head, "SQLite format 3", 16) != 0)
     return "is not a SQLite database";
   // The header's application id: a big-endian 32-bit integer at offset 68.

@@ -1,8 +1,8 @@
 // i8gemm bench: the kernel prepare chooses (tuned winner or default) against the tuner's own
 // cuBLASLt int8 -> int32 + dequant candidate (and its two halves apart) and cuBLASLt bf16, in
 // one run, graph-replayed (every row, first) and eager (every row, after), over rotating
-// buffers (> 256 MB) with random data, the SM clock sampled. Prints a table; --csv / --json write one row per contender (the schema
-// bench/report.py merges with the peers' rows).
+// buffers (> 256 MB) with random data, the SM clock sampled. Prints a table; --csv / --json
+// write one row per contender (the schema bench/report.py merges with the peers' rows).
 #include <fmt/format.h>
 
 #include <algorithm>

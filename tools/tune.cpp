@@ -9,7 +9,6 @@
 
 #include "cache/cache.hpp"
 #include "core/error.hpp"
-#include "core/options.hpp"
 #include "generator/families.hpp"
 #include "generator/generator.hpp"
 #include "runtime/tune/autotune.hpp"
@@ -29,7 +28,6 @@ struct TuneFlags {
   int jobs = 0, device = 0, samples = 50;
 };
 
-// Full tuning on the GPU: every candidate and cuBLASLt, verified then timed, per M bucket.
 // The regex of --filter, or none; throws Error for one that does not compile.
 std::optional<std::regex> parse_filter(const std::string& text) {
   if (text.empty()) return std::nullopt;
@@ -59,6 +57,7 @@ std::vector<std::pair<KernelSpec, size_t>> filtered_specs(const std::vector<Gemm
   return out;
 }
 
+// Full tuning on the GPU: every candidate and cuBLASLt, verified then timed, per M bucket.
 void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
                   const std::vector<GemmProblem>& problems) {
   const std::vector<int64_t> ms = parse_m_list(o.m);
@@ -77,10 +76,8 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
     filtered_specs(problems, ft, o.filter);  // a --filter that keeps nothing stops here
   }
   // Tuning runs the cache's binaries on the GPU: as serving does, refuse one others can write.
-  if (const std::string shared = cache::Cache::shared_write_reason(resolve_cache_path(o.cache));
-      !shared.empty() && !options().allow_shared_cache)
-    throw Error("tune", fmt::format("cache file {} {} (set I8GEMM_ALLOW_SHARED_CACHE=1 to use it anyway)",
-                                    resolve_cache_path(o.cache), shared));
+  if (const std::string untrusted = untrusted_cache_reason(resolve_cache_path(o.cache)); !untrusted.empty())
+    throw Error("tune", untrusted);
   cache::Cache cache(resolve_cache_path(o.cache), cache::Cache::Mode::read_write);
   i8g::TuneOptions to;
   to.ms = ms;

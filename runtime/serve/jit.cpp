@@ -163,6 +163,13 @@ std::optional<cache::StoredKernel> lookup(cache::Cache* c, const cache::BinaryKe
 
 // Opens the cache for prepare. A cache that cannot be opened does not stop serving: kernels
 // are compiled in memory and the reason is printed once.
+std::string untrusted_cache_reason(const std::string& path) {
+  if (options().allow_shared_cache) return "";
+  const std::string shared = cache::Cache::shared_write_reason(path);
+  return shared.empty() ? "" : fmt::format("cache file {} {}; not used (set I8GEMM_ALLOW_SHARED_CACHE=1 to use it "
+                                           "anyway)", path, shared);
+}
+
 std::unique_ptr<cache::Cache> open_cache_or_warn(const std::string& path, std::string& warned) {
   auto warn_once = [&](const std::string& text) {
     if (warned == text) return;
@@ -171,12 +178,10 @@ std::unique_ptr<cache::Cache> open_cache_or_warn(const std::string& path, std::s
   };
   std::string why;
   // Its binaries run in this process: a cache others can write is not used unless allowed.
-  if (!options().allow_shared_cache)
-    if (const std::string shared = cache::Cache::shared_write_reason(path); !shared.empty()) {
-      warn_once(fmt::format("cache file {} {}; not used (set I8GEMM_ALLOW_SHARED_CACHE=1 to use it anyway); "
-                            "compiling without the cache", path, shared));
-      return nullptr;
-    }
+  if (const std::string untrusted = untrusted_cache_reason(path); !untrusted.empty()) {
+    warn_once(untrusted + "; compiling without the cache");
+    return nullptr;
+  }
   try {
     return std::make_unique<cache::Cache>(path, cache::Cache::Mode::read_write);
   } catch (const Error& e) {

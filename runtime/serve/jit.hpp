@@ -48,6 +48,10 @@ std::vector<JitOutcome> compile_and_store(
 // cannot be opened at all does not stop serving: returns null. Either way the reason is printed
 // once (`warned` remembers it).
 std::unique_ptr<cache::Cache> open_cache_or_warn(const std::string& path, std::string& warned);
+// Why the cache at `path` must not be loaded into this process (other users can write it;
+// cache::Cache::shared_write_reason), with the override to name, or "" when it may be, or when
+// I8GEMM_ALLOW_SHARED_CACHE=1 allows it anyway.
+std::string untrusted_cache_reason(const std::string& path);
 
 // The binary for `src` from the cache (hash-checked; a damaged entry is reported and compiled
 // afresh), else compiled now and stored when a cache is open. `spec` is null for the utility
