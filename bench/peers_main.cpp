@@ -6,9 +6,10 @@
 //   cublaslt_i8_plain     the same GEMM without the dequant (the line a fused kernel must beat)
 //   cublaslt_i8_dq_rt     i8gemm's own cuBLASLt baseline (runtime/gpu/lt_dequant with the
 //                         library's dequant: what `tune` races and `bench` shows), built through
-//                         the Engine in this process and timed algorithm by algorithm right after
-//                         the plain one on the same buffers; cublaslt_i8_rt and dequant_rt are its
-//                         halves, dequant_plain the plain dequant alone
+//                         the Engine in this process and timed algorithm by algorithm with its
+//                         samples interleaved with the plain one's, on the same buffers (same
+//                         clock and power history); cublaslt_i8_rt and dequant_rt are its halves,
+//                         dequant_plain the plain dequant alone
 //   cublaslt_fp8          cuBLASLt e4m3 -> bf16, per-tensor scales, fast accumulation
 //   cutlass_best          the fastest of CUTLASS's sm90 int8 configurations of vLLM and SGLang
 //   cutlass_vllm_pick     the one vLLM's dispatch picks
@@ -138,6 +139,27 @@ struct Bench {
     cudaGetLastError();
     return r;
   }
+  // Contenders doing the same work two ways, their samples taken in turn so that they share
+  // the clock and power history (runtime/gpu/timing); one clock reading for the group.
+  std::vector<Row> interleaved(const std::vector<std::string>& contenders,
+                               const std::vector<std::function<void(int)>>& launches, const std::string& note) const {
+    std::vector<Row> rows(contenders.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      rows[i].contender = contenders[i];
+      rows[i].note = note;
+    }
+    clock.start();
+    try {
+      const std::vector<Stats> st = time_graphs_interleaved(launches, reinterpret_cast<CUstream>(this->st), plan);
+      for (size_t i = 0; i < rows.size(); ++i) rows[i].graph = st[i];
+    } catch (const std::exception& e) {
+      for (Row& r : rows) r.status = e.what();
+    }
+    const ClockReading c = clock.stop();
+    for (Row& r : rows) r.clock = c;
+    cudaGetLastError();
+    return rows;
+  }
 };
 
 std::vector<uint16_t> download_bf16(const Buffer& b, size_t count) {
@@ -201,37 +223,48 @@ std::vector<Row> bench_one(const Bench& b, const Shape& s, int64_t m, int sms, b
     Row best_dq = failed("cublaslt_i8_dq_plain", "no algorithm ran"), best_gemm = failed("cublaslt_i8_plain", "no algorithm ran");
     Row rt_dq = failed("cublaslt_i8_dq_rt", rt_why.empty() ? "no algorithm ran" : rt_why);
     Row rt_gemm = failed("cublaslt_i8_rt", rt_dq.status);
+    // Per algorithm, the plain GEMM, the plain GEMM + dequant and the runtime's two, in turn.
     for (int a = 0; a < std::max(lt.algo_count(), rt_algos); ++a) {
+      std::vector<std::string> names;
+      std::vector<std::function<void(int)>> launches;
       if (a < lt.algo_count()) {
-        const std::string note = fmt::format("algo {} of {}, cublasLt {}", a, lt.algo_count(), PlainLt::version());
-        keep_best(best_gemm, bb.time("cublaslt_i8_plain", [&](int c) {
-          lt.run(a, d.x[c % d.count].p, d.w[c % d.count].p, d.acc.p, ws.p, b.st);
-        }, note));
-        keep_best(best_dq, bb.time("cublaslt_i8_dq_plain", [&](int c) {
+        names.insert(names.end(), {"cublaslt_i8_plain", "cublaslt_i8_dq_plain"});
+        launches.push_back([&, a](int c) { lt.run(a, d.x[c % d.count].p, d.w[c % d.count].p, d.acc.p, ws.p, b.st); });
+        launches.push_back([&, a](int c) {
           lt.run(a, d.x[c % d.count].p, d.w[c % d.count].p, d.acc.p, ws.p, b.st);
           plain_dequant(d.acc.get<int32_t>(), d.xs.get<float>(), d.ws.get<float>(), d.out[c % d.count].p, m, s.n, b.st);
-        }, note));
+        });
       }
       if (a < rt_algos) {
-        const std::string note = fmt::format("i8gemm runtime, algo {} of {}", a, rt_algos);
-        keep_best(rt_gemm, bb.time("cublaslt_i8_rt", [&](int c) {
-          rt->run_gemm(a, rt_args(c), reinterpret_cast<CUstream>(b.st));
-        }, note));
-        keep_best(rt_dq, bb.time("cublaslt_i8_dq_rt", [&](int c) {
-          rt->run(a, rt_args(c), reinterpret_cast<CUstream>(b.st));
-        }, note));
+        names.insert(names.end(), {"cublaslt_i8_rt", "cublaslt_i8_dq_rt"});
+        launches.push_back([&, a](int c) { rt->run_gemm(a, rt_args(c), reinterpret_cast<CUstream>(b.st)); });
+        launches.push_back([&, a](int c) { rt->run(a, rt_args(c), reinterpret_cast<CUstream>(b.st)); });
+      }
+      const std::vector<Row> got = bb.interleaved(
+          names, launches,
+          fmt::format("algo {} of {} (runtime: of {}), cublasLt {}, samples interleaved", a, lt.algo_count(), rt_algos,
+                      PlainLt::version()));
+      for (const Row& r : got) {
+        Row& best = r.contender == "cublaslt_i8_plain" ? best_gemm
+                    : r.contender == "cublaslt_i8_dq_plain" ? best_dq
+                    : r.contender == "cublaslt_i8_rt" ? rt_gemm
+                                                      : rt_dq;
+        keep_best(best, r);
       }
     }
     rows.push_back(best_gemm);
     rows.push_back(best_dq);
     rows.push_back(rt_gemm);
     rows.push_back(rt_dq);
-    rows.push_back(bb.time("dequant_plain", [&](int c) {
+    std::vector<std::function<void(int)>> dq = {[&](int c) {
       plain_dequant(d.acc.get<int32_t>(), d.xs.get<float>(), d.ws.get<float>(), d.out[c % d.count].p, m, s.n, b.st);
-    }, "the plain vectorized dequant alone"));
-    rows.push_back(rt ? bb.time("dequant_rt", [&](int c) {
-      rt->run_dequant(rt_args(c), reinterpret_cast<CUstream>(b.st));
-    }, "i8gemm's dequant alone (utility module)") : failed("dequant_rt", rt_dq.status));
+    }};
+    if (rt) dq.push_back([&](int c) { rt->run_dequant(rt_args(c), reinterpret_cast<CUstream>(b.st)); });
+    std::vector<Row> dq_rows = bb.interleaved(rt ? std::vector<std::string>{"dequant_plain", "dequant_rt"}
+                                                 : std::vector<std::string>{"dequant_plain"},
+                                              dq, "the dequant alone (plain; the library's), samples interleaved");
+    if (!rt) dq_rows.push_back(failed("dequant_rt", rt_dq.status));
+    rows.insert(rows.end(), dq_rows.begin(), dq_rows.end());
     lt.run(0, d.x[0].p, d.w[0].p, d.acc.p, ws.p, b.st);
     plain_dequant(d.acc.get<int32_t>(), d.xs.get<float>(), d.ws.get<float>(), d.out[0].p, m, s.n, b.st);
     check(cudaStreamSynchronize(b.st), "reference");

@@ -53,4 +53,8 @@ std::string dequant_entry(const GemmProblem& p) {
                      p.bias ? "_bias" : "", p.asymmetric ? "_asym" : "");
 }
 
+std::string dequant_any_entry(const GemmProblem& p) {
+  return fmt::format("i8g_dequant_any_{}{}{}", to_string(p.out), p.bias ? "_bias" : "", p.asymmetric ? "_asym" : "");
+}
+
 }  // namespace i8g

@@ -34,7 +34,11 @@ Source emit(const KernelSpec& spec);
 Source emit_utility(const std::string& arch);
 // The utility module's dequant entry for `problem`: i8g_dequant_<act scale>_<weight scale>_
 // <out>[_bias][_asym], e.g. i8g_dequant_tok_ch_bf16 (the layout is not the dequant's business).
+// Its vector kernel, for N % 8 == 0 and 16-byte aligned pointers (the host checks).
 std::string dequant_entry(const GemmProblem& problem);
+// Its element kernel, for any N and alignment: i8g_dequant_any_<out>[_bias][_asym]; the scale
+// granularities are its last two arguments (int per_token, int per_channel).
+std::string dequant_any_entry(const GemmProblem& problem);
 
 // M buckets for prepare and tuning: 1, 2, 4, ..., 8192 with 3072, each covering the M up to
 // it; beyond 8192, max_m itself. Only buckets needed for M in [1, max_m].

@@ -201,10 +201,6 @@ extern "C" __global__ void i8g_finalize_range_asym(float* scale, int* zp, const 
 
 namespace i8g {
 
-__device__ __forceinline__ bool aligned16(const void* p) {
-  return (reinterpret_cast<unsigned long long>(p) & 15) == 0;
-}
-
 // Eight consecutive values of a per-column operand (n % 8 == 0, p 16-byte aligned), or eight
 // copies of p[0] for a per-tensor one.
 template <typename T>
@@ -257,13 +253,37 @@ __device__ __forceinline__ void dequant_row8(const int (&v)[8], const I8gArgs& a
   }
 }
 
-// The element loop: any N, any alignment (user buffers in serving need not be 16-byte aligned).
-// Out of line, so that the vector path below is one straight run of code: at small M the
-// dequant is a handful of blocks and its time is latency, including instruction fetch.
+// The vector kernel: one row per blockIdx.x, blockDim.x * 8 columns per blockIdx.y, 8
+// consecutive outputs per thread, so neither a division nor a check of the pointers is on the
+// way to the first load: at small M the dequant is a few blocks and its time is latency. The
+// host launches it only where N % 8 == 0 and every pointer read or written 16 bytes at a time
+// is 16-byte aligned; elsewhere the element kernel below.
+template <int OUT, int BIAS, int ASYM, bool per_token, bool per_channel>
+__device__ __forceinline__ void dequant_body(const int* acc, const I8gArgs& a) {
+  const long long N = a.n;
+  const long long n = ((long long)blockIdx.y * blockDim.x + threadIdx.x) * 8;
+  if (n >= N) return;
+  const long long m = blockIdx.x;
+  const long long first = m * N + n;
+  // Every load issued before any is used: the accumulator, the row's and the columns' operands.
+  const int4 lo = *reinterpret_cast<const int4*>(acc + first);
+  const int4 hi = *reinterpret_cast<const int4*>(acc + first + 4);
+  float sx;
+  int zp;
+  if (per_token) load_row_operands<kActPerToken, OUT, ASYM>(a, m, sx, zp);
+  else load_row_operands<kActPerTensor, OUT, ASYM>(a, m, sx, zp);
+  const int v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  dequant_row8<OUT, BIAS, ASYM>(v, a, first, n, sx, zp, per_channel);
+}
+
+// The element kernel: any N, any alignment (user buffers in serving need not be 16-byte
+// aligned); 8 consecutive outputs of the flattened [M,N] matrix per thread, 1D grid.
 template <int OUT, int BIAS, int ASYM>
-__device__ __noinline__ void dequant_elements(const int* acc, const I8gArgs& a, long long first,
-                                              bool per_token, bool per_channel) {
+__device__ __forceinline__ void dequant_elements(const int* acc, const I8gArgs& a, bool per_token,
+                                                 bool per_channel) {
   const long long N = a.n, total = a.m * a.n;
+  const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 8;
+  if (first >= total) return;
   long long m = first / N, n = first - m * N;
   float sx;
   int zp;
@@ -284,42 +304,14 @@ __device__ __noinline__ void dequant_elements(const int* acc, const I8gArgs& a, 
   }
 }
 
-template <int OUT, int BIAS, int ASYM, bool per_token, bool per_channel>
-__device__ __forceinline__ void dequant_body(const int* acc, const I8gArgs& a) {
-  const long long N = a.n, total = a.m * a.n;
-  const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 8;
-  if (first >= total) return;
-  // The vector path: 8 outputs never cross a row (N % 8 == 0) and every pointer it reads or
-  // writes 16 bytes at a time is 16-byte aligned.
-  const bool wide = N % 8 == 0 && aligned16(a.out) && (OUT == kOutI32 || !per_channel || aligned16(a.w_scale)) &&
-                    (!BIAS || aligned16(a.bias)) && (!ASYM || aligned16(a.w_colsum));
-  if (!wide) {
-    dequant_elements<OUT, BIAS, ASYM>(acc, a, first, per_token, per_channel);
-    return;
-  }
-  // 32-bit division where the matrix allows it (64-bit division is a long call).
-  const long long m = total < (1ll << 32) ? (long long)(unsigned(first) / unsigned(N)) : first / N;
-  const long long n = first - m * N;
-  // Every load issued before any is used: the accumulator, the row's and the columns' operands.
-  const int4 lo = *reinterpret_cast<const int4*>(acc + first);
-  const int4 hi = *reinterpret_cast<const int4*>(acc + first + 4);
-  float sx;
-  int zp;
-  if (per_token) load_row_operands<kActPerToken, OUT, ASYM>(a, m, sx, zp);
-  else load_row_operands<kActPerTensor, OUT, ASYM>(a, m, sx, zp);
-  const int v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-  dequant_row8<OUT, BIAS, ASYM>(v, a, first, n, sx, zp, per_channel);
-}
-
 }  // namespace i8g
 
 #ifdef I8G_UTILITY_MODULE
-// One entry per problem epilogue: i8g_dequant_<act scale>_<weight scale>_<out>[_bias][_asym]
+// One vector entry per problem epilogue: i8g_dequant_<act scale>_<weight scale>_<out>[_bias][_asym]
 // (i8g_dequant_tok_ch_bf16, ...; the host's dequant_entry() names it), each a small straight
-// kernel with no option read at run time: at small M the dequant is a few blocks and its time
-// is latency. 256 threads, 8 outputs each.
+// kernel with no option read at run time. Grid (M, ceil(N / 1024)), 128 threads.
 #define I8G_DQ(OUT, BIAS, ASYM, TOK, CH, NAME)                                                 \
-  extern "C" __global__ void __launch_bounds__(256)                                            \
+  extern "C" __global__ void __launch_bounds__(128)                                            \
       NAME(const int* acc, const __grid_constant__ I8gArgs a) {                                \
     i8g::dequant_body<i8g::OUT, BIAS, ASYM, TOK, CH>(acc, a);                                   \
   }
@@ -340,4 +332,23 @@ I8G_DQ_OUT(false, true, i8g_dequant_tens_ch)
 I8G_DQ_OUT(false, false, i8g_dequant_tens_tens)
 #undef I8G_DQ_OUT
 #undef I8G_DQ
+
+// The element entries, one per output type, bias and asymmetry (dequant_any_entry() names
+// them: i8g_dequant_any_bf16_bias, ...); the scale granularities are arguments. Grid
+// ceil(M * N / 2048), 256 threads.
+#define I8G_DQ_ANY(OUT, BIAS, ASYM, NAME)                                                      \
+  extern "C" __global__ void __launch_bounds__(256)                                            \
+      NAME(const int* acc, const __grid_constant__ I8gArgs a, int per_token, int per_channel) { \
+    i8g::dequant_elements<i8g::OUT, BIAS, ASYM>(acc, a, per_token != 0, per_channel != 0);     \
+  }
+#define I8G_DQ_ANY_OUT(OUT, NAME)                                                              \
+  I8G_DQ_ANY(OUT, 0, 0, NAME) I8G_DQ_ANY(OUT, 1, 0, NAME##_bias) I8G_DQ_ANY(OUT, 0, 1, NAME##_asym) \
+  I8G_DQ_ANY(OUT, 1, 1, NAME##_bias_asym)
+I8G_DQ_ANY_OUT(kOutBF16, i8g_dequant_any_bf16)
+I8G_DQ_ANY_OUT(kOutF16, i8g_dequant_any_f16)
+I8G_DQ_ANY_OUT(kOutF32, i8g_dequant_any_f32)
+I8G_DQ_ANY(kOutI32, 0, 0, i8g_dequant_any_i32) I8G_DQ_ANY(kOutI32, 0, 0, i8g_dequant_any_i32_bias)
+I8G_DQ_ANY(kOutI32, 0, 1, i8g_dequant_any_i32_asym) I8G_DQ_ANY(kOutI32, 0, 1, i8g_dequant_any_i32_bias_asym)
+#undef I8G_DQ_ANY_OUT
+#undef I8G_DQ_ANY
 #endif

@@ -6,6 +6,7 @@
 #include <cuda.h>
 
 #include <functional>
+#include <vector>
 
 namespace i8g {
 
@@ -25,5 +26,10 @@ struct Stats {
 Stats time_eager(const std::function<void(int)>& launch, CUstream stream, const TimingPlan& plan);
 // Captures max(launches_per_sample, rotation) calls into one graph and times its replays.
 Stats time_graph(const std::function<void(int)>& launch, CUstream stream, const TimingPlan& plan);
+// The same for several contenders, one graph each, their samples taken in turn (A B C A B C
+// ...), so that all of them see the same clock and power history: the fair way to compare
+// two configurations of the same work on a GPU whose clock the power cap moves.
+std::vector<Stats> time_graphs_interleaved(const std::vector<std::function<void(int)>>& launches, CUstream stream,
+                                           const TimingPlan& plan);
 
 }  // namespace i8g

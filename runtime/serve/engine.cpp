@@ -266,15 +266,36 @@ std::unique_ptr<LtDequant> Engine::make_lt_dequant(const GemmProblem& p, int64_t
   });
 }
 
+namespace {
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// The dequant's vector kernel reads and writes 16 bytes at a time and never crosses a row.
+bool dequant_vector_ok(const GemmProblem& p, const I8gArgs& a) {
+  return p.n % 8 == 0 && aligned16(a.out) &&
+         (p.out == OutType::i32 || p.weight_scale == WeightScale::per_tensor || aligned16(a.w_scale)) &&
+         (!p.bias || aligned16(a.bias)) && (!p.asymmetric || aligned16(a.w_colsum));
+}
+
+}  // namespace
+
 void Engine::launch_dequant(const int32_t* acc, const GemmProblem& p, const I8gArgs& a, CUstream stream) const {
   CurrentContext cc(ctx_);
   I8gArgs args = a;
   args.n = p.n;
   args.k = p.k;
-  const long long total = a.m * p.n;
-  const unsigned blocks = unsigned((total + 8 * 256 - 1) / (8 * 256));
-  void* params[] = {&acc, &args};
-  check_cu(driver().cuLaunchKernel(utility(dequant_entry(p).c_str()), blocks, 1, 1, 256, 1, 1, 0, stream, params, nullptr),
+  if (dequant_vector_ok(p, args)) {  // grid (M, N / 1024), 128 threads of 8 outputs
+    void* params[] = {&acc, &args};
+    check_cu(driver().cuLaunchKernel(utility(dequant_entry(p).c_str()), unsigned(a.m), unsigned((p.n + 1023) / 1024),
+                                     1, 128, 1, 1, 0, stream, params, nullptr),
+             "cuLaunchKernel");
+    return;
+  }
+  int per_token = p.act_scale == ActScale::per_token, per_channel = p.weight_scale == WeightScale::per_channel;
+  void* params[] = {&acc, &args, &per_token, &per_channel};
+  const unsigned blocks = unsigned((a.m * p.n + 8 * 256 - 1) / (8 * 256));
+  check_cu(driver().cuLaunchKernel(utility(dequant_any_entry(p).c_str()), blocks, 1, 1, 256, 1, 1, 0, stream, params,
+                                   nullptr),
            "cuLaunchKernel");
 }
 

@@ -78,6 +78,7 @@ TEST(DequantEntry, NamesOutputTypeBiasAndAsymmetry) {
   p.asymmetric = true;
   p.out = OutType::f32;
   EXPECT_EQ(dequant_entry(p), "i8g_dequant_tok_ch_f32_bias_asym");
+  EXPECT_EQ(dequant_any_entry(p), "i8g_dequant_any_f32_bias_asym") << "the element kernel takes the scales as arguments";
   GemmProblem q{64, 64, WeightLayout::kn, ActScale::per_tensor, WeightScale::per_tensor, OutType::i32};
   q.asymmetric = true;
   EXPECT_EQ(dequant_entry(q), "i8g_dequant_tens_tens_i32_asym") << "the layout does not choose the entry";

@@ -665,5 +665,47 @@ TEST_F(CublasLtBucket, TunedCublasLtWinnersRunThroughDequantExactly) {
                      problems.size(), exact, runs));
 }
 
+// The dequant's vector kernel reads and writes 16 bytes at a time; an output or per-channel
+// operand that is not 16-byte aligned (legal: bf16 needs 2 bytes, scales 4) takes the element
+// kernel instead, and the results are the same bytes.
+TEST_F(CublasLtBucket, MisalignedOutputAndScalesTakeTheElementKernel) {
+  std::string why;
+  if (!LtGemm::available(&why)) GTEST_SKIP() << "cuBLASLt not available: " << why;
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  const i8gemm_problem p = make_problem(256, 512, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TOKEN,
+                                        I8GEMM_SCALE_PER_CHANNEL, I8GEMM_OUT_BF16, /*bias=*/true);
+  put_cublaslt_winner(path, p, int64_t(1) << 20);
+  I8G_CU(cuCtxSetCurrent(ctx_));
+  Context ctx(path);
+  int runs = 0, exact = 0;
+  for (int64_t m : {1, 17, 65}) {
+    ASSERT_EQ(i8gemm_prepare(ctx.get(), &p, m), I8GEMM_SUCCESS) << i8gemm_last_error();
+    HostOperands h = random_operands(p, m, rng_);
+    Stream s;
+    DeviceGemm d(ctx.get(), p, h, s);
+    for (const size_t shift : {size_t(2), size_t(4), size_t(8)}) {  // out by `shift` bytes, scales and bias by 4
+      const size_t out_bytes = d.out_bytes_count();
+      DevBuf out(out_bytes + 16), ws(size_t(p.n) * 4 + 16), bias(size_t(p.n) * 4 + 16);
+      I8G_CU(cuMemcpyHtoD(ws.ptr() + 4, h.w_scale.data(), size_t(p.n) * 4));
+      I8G_CU(cuMemcpyHtoD(bias.ptr() + 4, h.bias.data(), size_t(p.n) * 4));
+      I8G_CU(cuMemsetD8(out.ptr(), kPoison, out_bytes + 16));
+      i8gemm_args a = d.args();
+      a.out = reinterpret_cast<void*>(out.ptr() + shift);
+      a.w_scale = reinterpret_cast<const float*>(ws.ptr() + 4);
+      a.bias = reinterpret_cast<const float*>(bias.ptr() + 4);
+      ASSERT_EQ(i8gemm_run(ctx.get(), &p, &a, s.handle()), I8GEMM_SUCCESS) << i8gemm_last_error();
+      s.sync();
+      std::vector<uint8_t> got(out_bytes);
+      I8G_CU(cuMemcpyDtoH(got.data(), out.ptr() + shift, out_bytes));
+      const std::string rep = compare_outputs(p, m, got, reference_bytes(p, h));
+      EXPECT_TRUE(rep.empty()) << "out shifted by " << shift << " bytes, M=" << m << ": " << rep;
+      ++runs;
+      exact += rep.empty();
+    }
+  }
+  figure(fmt::format("cuBLASLt bucket, misaligned out/scales/bias (element dequant): runs exact {}/{}", exact, runs));
+}
+
 }  // namespace
 }  // namespace i8g::gputest

@@ -91,8 +91,8 @@ TEST(UtilityModule, CompilesForEveryArch) {
                               "i8g_range_f32_asym", "i8g_finalize_range_sym",
                               "i8g_quantize_tensor_f16_asym"})
       EXPECT_NE(b.ir.find(entry), std::string::npos) << arch << " lacks " << entry;
-    // The dequant entry of every epilogue (scales, output type, bias, asymmetry): what the
-    // host launches.
+    // The dequant entries of every epilogue (scales, output type, bias, asymmetry), vector and
+    // element: what the host launches.
     for (int e = 0; e < 64; ++e) {
       GemmProblem p{64, 64};
       p.act_scale = e & 1 ? ActScale::per_tensor : ActScale::per_token;
@@ -100,8 +100,8 @@ TEST(UtilityModule, CompilesForEveryArch) {
       p.bias = e & 4;
       p.asymmetric = e & 8;
       p.out = std::array{OutType::bf16, OutType::f16, OutType::f32, OutType::i32}[e >> 4];
-      const std::string entry = dequant_entry(p);
-      EXPECT_NE(b.ir.find(entry + "("), std::string::npos) << arch << " lacks " << entry;
+      for (const std::string& entry : {dequant_entry(p), dequant_any_entry(p)})
+        EXPECT_NE(b.ir.find(entry + "("), std::string::npos) << arch << " lacks " << entry;
     }
   }
 }
