@@ -44,8 +44,9 @@ for f in $SHAPES; do
 done
 
 if has tune; then
+  # --resume: a tune cut off by the stage timeout carries on in the next call (same cache)
   stage "tune ${SHAPES} M=$MS" "$BUILD/tools/i8gemm" tune "${shapes_flags[@]}" --m "$MS" \
-    --samples "${TUNE_SAMPLES:-20}" --cache "$TUNE_CACHE"
+    --samples "${TUNE_SAMPLES:-20}" --cache "$TUNE_CACHE" --resume
 fi
 if has bench; then
   stage "bench" "$BUILD/tools/i8gemm" bench "${shapes_flags[@]}" --m "$MS" --samples "$SAMPLES" \

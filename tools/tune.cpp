@@ -23,7 +23,7 @@ struct TuneFlags {
   ShapeFlags shapes;
   ProblemFlags problem;
   bool compile_only = false;
-  bool experimental_wgmma = false;
+  bool experimental_wgmma = false, resume = false;
   std::string arch, cache, filter, m = "1,16,256,4096";
   int jobs = 0, device = 0, samples = 50;
 };
@@ -84,6 +84,7 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
   to.filter = o.filter;
   to.jobs = o.jobs;
   to.experimental_wgmma = o.experimental_wgmma;
+  to.resume = o.resume;
   to.plan.samples = o.samples;
   fmt::print("{} ({} SMs, {}), driver {}, cache {}\n", engine->device().name, t.sm_count, t.arch,
              engine->device().driver_version, cache.path());
@@ -111,6 +112,13 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
     });
     if (bar) bar->finish();
     for (const BucketResult& r : results) {
+      if (r.stored) {  // --resume: tuned before, not timed again
+        fmt::print("{:<14} {:>6} {:<96} {:>10} {:>10} {:>8}  (stored, not re-timed)\n", label, r.m, r.stored->candidate,
+                   fmt::format("{:.2f}", r.stored->time_us),
+                   r.stored->baseline_us > 0 ? fmt::format("{:.2f}", r.stored->baseline_us) : "n/a",
+                   r.stored->speedup > 0 ? fmt::format("{:.2f}x", r.stored->speedup) : "n/a");
+        continue;
+      }
       int ok = 0, rej = 0, fail = 0;
       // Best fully timed graph median of each generated family (pruned ones have no graph time).
       std::map<Family, double> best;
@@ -209,7 +217,11 @@ void setup_tune(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("tune", "tune the given shapes: on a GPU, verify and time every candidate against cuBLASLt; with --compile-only, compile and store them");
   opts->shapes.add_to(*cmd);
   opts->problem.add_to(*cmd);
-  cmd->add_flag("--compile-only", opts->compile_only, "compile and store candidates without a GPU");
+  CLI::Option* compile_only =
+      cmd->add_flag("--compile-only", opts->compile_only, "compile and store candidates without a GPU");
+  cmd->add_flag("--resume", opts->resume,
+                "skip M buckets whose winner the cache already holds for this GPU, compiler and generator")
+      ->excludes(compile_only);
   cmd->add_flag("--experimental-wgmma", opts->experimental_wgmma,
                 "also try the wgmma family (sm_90a; never run on a GPU before: every candidate is "
                 "verified bit-exact before it is timed)");

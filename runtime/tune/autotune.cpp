@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <random>
 #include <regex>
 
@@ -65,6 +66,21 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
   Target t = engine.device().target;
   t.experimental_wgmma = opt.experimental_wgmma;  // changes the candidates, not any cache key
   const std::unique_ptr<Compiler> compiler = make_compiler(t);
+  std::vector<BucketResult> results;
+  std::vector<int64_t> ms;
+  for (int64_t m : opt.ms) {
+    std::optional<cache::Winner> w;
+    if (opt.resume) w = cache.get_winner(tune_key(engine.device(), compiler->version(), p, m));
+    if (w) {
+      BucketResult r;
+      r.m = m;
+      r.stored = std::move(w);
+      results.push_back(std::move(r));
+    } else {
+      ms.push_back(m);
+    }
+  }
+  if (ms.empty()) return results;
   std::vector<KernelSpec> specs;
   std::optional<std::regex> filter;
   if (!opt.filter.empty()) filter.emplace(opt.filter);
@@ -79,8 +95,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
 
   Stream stream;
   std::mt19937_64 rng(std::random_device{}());
-  std::vector<BucketResult> results;
-  for (int64_t m : opt.ms) {
+  for (int64_t m : ms) {
     BucketResult r;
     r.m = m;
     Operands ops(engine, p, m, rng, stream.s);
@@ -138,6 +153,9 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
     store(cache, tune_key(engine.device(), compiler->version(), p, m), r);
     results.push_back(std::move(r));
   }
+  auto rank = [&](int64_t m) { return std::find(opt.ms.begin(), opt.ms.end(), m) - opt.ms.begin(); };
+  std::stable_sort(results.begin(), results.end(),
+                   [&](const BucketResult& a, const BucketResult& b) { return rank(a.m) < rank(b.m); });  // as asked
   return results;
 }
 

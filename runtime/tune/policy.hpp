@@ -31,6 +31,9 @@ struct BucketResult {
   std::optional<double> baseline_us;  // best cuBLASLt i8 + dequant graph median
   std::string baseline_note;          // why cuBLASLt offered no algorithm, if it did not
   double speedup = 0;                 // baseline_us / the winner's graph median; 0 without either
+  // Set when the bucket was not timed because the cache already held its winner (--resume);
+  // candidates is then empty.
+  std::optional<cache::Winner> stored;
 
   const CandidateResult* winning() const { return winner ? &candidates[*winner] : nullptr; }
 };

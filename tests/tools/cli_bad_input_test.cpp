@@ -84,6 +84,7 @@ const BadCase kBadTunes[] = {
     {"bad_filter_regex", {"--shape", "768x4096", "--filter", "("}, "filter"},
     {"filter_matches_nothing", {"--shape", "768x4096", "--filter", "^matches_no_kernel$"}, "matches none"},
     {"bad_m_without_gpu", {"--shape", "768x4096", "--m", "1,0"}, "--m"},
+    {"resume_with_compile_only", {"--shape", "768x4096", "--resume"}, "--resume"},
     {"empty_cache_path", {"inspect", "list", "--cache", ""}, "empty path", true},
     {"empty_cache_path_tune", {"tune", "--compile-only", "--arch", "sm_90a", "--shape", "768x4096", "--cache", ""},
      "empty path", true},
