@@ -208,6 +208,11 @@ def shape_table(key, by_m, ceiling_opc):
     return lines + [""]
 
 
+def label(key):
+    """A shape as people read it: its name and N×K (names repeat across models: o_proj)."""
+    return f"{key[0]} {key[1]}×{key[2]}"
+
+
 def baseline_lines(table):
     """Markdown: i8gemm's cuBLASLt baseline and its halves beside the plain configuration."""
     present = [(c, label) for c, label in BASELINE
@@ -226,7 +231,7 @@ def baseline_lines(table):
     for key in sorted(table):
         for m in sorted(table[key]):
             cells = table[key][m]
-            row = [key[0], str(m)]
+            row = [label(key), str(m)]
             row += [f"{time_us(cells[c]):.2f}" if c in cells and time_us(cells[c]) else "—" for c, _ in present]
             b = time_us(cells[plain]) if plain in cells else None
             for t in tuners:
@@ -254,13 +259,13 @@ def markdown(title, table, ceilings, devices, sm_count):
 
 
 def stdout_summary(table):
-    print(f"{'shape':<14} {'M':>5} {'i8gemm us':>10} {'best peer':>28} {'ratio':>7}")
+    print(f"{'shape':<24} {'M':>5} {'i8gemm us':>10} {'best peer':>28} {'ratio':>7}")
     for key in sorted(table):
         for m in sorted(table[key]):
             cells = table[key][m]
             peer, peer_t = best_peer(cells)
             ours_t = time_us(cells[OURS]) if OURS in cells else None
-            print(f"{key[0]:<14} {m:>5} {f'{ours_t:.2f}' if ours_t else '—':>10} "
+            print(f"{label(key):<24} {m:>5} {f'{ours_t:.2f}' if ours_t else '—':>10} "
                   f"{(peer['contender'] + f' {peer_t:.2f}') if peer else '—':>28} {ratio_text(peer_t, ours_t):>7}")
     tuners, plain, limit = TUNER_VS_PLAIN
     for tuner in tuners:
@@ -274,7 +279,7 @@ def stdout_summary(table):
                 b = time_us(cells[plain]) if plain in cells else None
                 verdict = (f"{'yes' if a / b <= limit else 'no'} ({a / b:.3f})" if a and b
                            else "n/a (" + ", ".join(x for x, t in ((tuner, a), (plain, b)) if not t) + " missing)")
-                print(f"{key[0]} M={m}: {tuner} within {100 * (limit - 1):.0f}% of {plain}: {verdict}")
+                print(f"{label(key)} M={m}: {tuner} within {100 * (limit - 1):.0f}% of {plain}: {verdict}")
 
 
 def write_csv(path, rows):

@@ -17,7 +17,7 @@ grep -qF '| cutlass_best 61.31 | 1.16x |' "$tmp/r.md" || fail "expected best pee
 grep -qF '[1] unsupported: K=384' "$tmp/r.md" || fail "expected a footnote for the unsupported row"
 grep -qF 'M=4096: cublaslt_i8_dq_tuner within 3% of cublaslt_i8_dq_plain: no (1.325)' "$tmp/stdout" \
   || fail "expected the tuner-vs-plain check on stdout"
-grep -qF '| tp4_qkv | 1 | 10.40 | 10.90 | 9.00 | 1.048 ✗ |' "$tmp/r.md" \
+grep -qF '| tp4_qkv 2560×4096 | 1 | 10.40 | 10.90 | 9.00 | 1.048 ✗ |' "$tmp/r.md" \
   || fail "expected the baseline table row for tp4_qkv M=1 (plain 10.40, bench 10.90, ratio 1.048 flagged)"
 [[ $(wc -l < "$tmp/r.csv") -eq 29 ]] || fail "expected 28 CSV rows and a header"
 
