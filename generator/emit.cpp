@@ -33,8 +33,10 @@ Source emit(const KernelSpec& spec) {
   src.name = spec.name();
   src.entry = fmt::format("{}<{}>", f.kernel, render_arguments(args, false));
   // HIP has no __grid_constant__: there the argument block is passed by value.
-  src.code = fmt::format("// {}\n#include \"{}\"\n\ntemplate __global__ void {}<{}>(const {}I8gArgs);\n", src.name,
-                         f.header, f.kernel, render_arguments(args, true), f.amd ? "" : "__grid_constant__ ");
+  const std::string params =
+      *f.kernel_params ? f.kernel_params : (f.amd ? "const I8gArgs" : "const __grid_constant__ I8gArgs");
+  src.code = fmt::format("// {}\n#include \"{}\"\n\ntemplate __global__ void {}<{}>({});\n", src.name, f.header,
+                         f.kernel, render_arguments(args, true), params);
   return src;
 }
 

@@ -14,14 +14,17 @@ const FamilyInfo& simt_dp4a_family();
 const FamilyInfo& mma_sync_family();
 const FamilyInfo& mfma_family();
 const FamilyInfo& wgmma_family();
+const FamilyInfo& wgmma_tma_family();
 
-// Candidate order: NVIDIA targets get simt_dp4a, then mma_sync, then wgmma; AMD ones mfma.
+// Candidate order: NVIDIA targets get simt_dp4a, then mma_sync, then wgmma and wgmma_tma; AMD
+// ones mfma.
 const std::vector<const FamilyInfo*>& families() {
   static const std::vector<const FamilyInfo*> table = {
       &simt_dp4a_family(),
       &mma_sync_family(),
       &mfma_family(),
       &wgmma_family(),
+      &wgmma_tma_family(),
   };
   return table;
 }

@@ -37,6 +37,13 @@ struct FamilyInfo {
   const char* name = "";      // in kernel names, I8GEMM_FAMILY and the cache's family column
   const char* header = "";    // the template it instantiates, e.g. "mma_sync.cuh"
   const char* kernel = "";    // the kernel template, e.g. "i8g::mma_sync_kernel"
+  // Its parameter list, as the emitted instantiation spells it; empty: the one argument block
+  // (`const __grid_constant__ I8gArgs`, by value on AMD).
+  const char* kernel_params = "";
+  // The kernel also takes two TMA tensor maps after the argument block, encoded by the host for
+  // each launch: x as {K, M} and w as {K, N} bytes, boxes of {128, bm} and {128, bn}, 128-byte
+  // swizzle, zero fill (runtime/gpu/tensor_map).
+  bool tma_operands = false;
   bool amd = false;           // compiled by hipRTC for AMD targets; else NVRTC for NVIDIA ones
   // The config fields its names list, in order, after bm, bn and bk. Every other field must
   // keep its KernelConfig{} value (invalid_reason() says so).
@@ -61,7 +68,9 @@ struct FamilyInfo {
   int (*static_smem)(const KernelConfig& config) = no_smem;   // declared in the template
   int (*dynamic_smem)(const KernelConfig& config) = no_smem;  // passed at launch
   int (*registers)(const KernelConfig& config) = nullptr;     // per thread, estimated
-  LaunchShape (*launch)(const KernelSpec& spec, int64_t m) = tile_launch;
+  // Grid, block and dynamic shared memory over m rows; sm_count is the device's (0 unknown),
+  // for persistent kernels.
+  LaunchShape (*launch)(const KernelSpec& spec, int64_t m, int sm_count) = tile_launch;
   size_t (*workspace)(const KernelSpec& spec, int64_t m) = no_workspace;  // zeroed device bytes
   int (*alignment)(const KernelConfig& config) = nullptr;    // bytes x and w must be aligned to
   // The template's arguments in its parameters' order, named as they are.
@@ -70,7 +79,7 @@ struct FamilyInfo {
   static int no_smem(const KernelConfig&) { return 0; }
   static size_t no_workspace(const KernelSpec&, int64_t) { return 0; }
   // One block per bm x bn output tile (x along N, y along M), split_k along z; threads() wide.
-  static LaunchShape tile_launch(const KernelSpec& spec, int64_t m);
+  static LaunchShape tile_launch(const KernelSpec& spec, int64_t m, int sm_count = 0);
 };
 
 const std::vector<const FamilyInfo*>& families();  // the table, in candidate order

@@ -46,7 +46,7 @@ std::vector<int64_t> m_buckets(int64_t max_m);
 
 // Grid, block and dynamic shared memory for a launch over `m` rows. A dynamic_smem above 48 KiB
 // needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES set on the function before launch.
-LaunchShape launch_shape(const KernelSpec& spec, int64_t m);
+LaunchShape launch_shape(const KernelSpec& spec, int64_t m, int sm_count = 0);
 
 // Bytes of zeroed device workspace (I8gArgs::workspace) a launch over up to `m` rows needs:
 // 0 without split-K, else the family's layout (mma_sync: templates/mma_frag.h's arrival

@@ -7,7 +7,7 @@
 
 namespace i8g {
 
-LaunchShape FamilyInfo::tile_launch(const KernelSpec& spec, int64_t m) {
+LaunchShape FamilyInfo::tile_launch(const KernelSpec& spec, int64_t m, int) {
   const KernelConfig& c = spec.config;
   const FamilyInfo& f = family_info(c.family);
   LaunchShape s{};
@@ -20,8 +20,8 @@ LaunchShape FamilyInfo::tile_launch(const KernelSpec& spec, int64_t m) {
   return s;
 }
 
-LaunchShape launch_shape(const KernelSpec& spec, int64_t m) {
-  return family_info(spec.config.family).launch(spec, m);
+LaunchShape launch_shape(const KernelSpec& spec, int64_t m, int sm_count) {
+  return family_info(spec.config.family).launch(spec, m, sm_count);
 }
 
 size_t workspace_bytes(const KernelSpec& spec, int64_t m) {

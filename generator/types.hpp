@@ -44,7 +44,7 @@ struct GemmProblem {
   bool operator!=(const GemmProblem& o) const { return !(*this == o); }
 };
 
-enum class Family { simt_dp4a, mma_sync, mfma, wgmma };
+enum class Family { simt_dp4a, mma_sync, mfma, wgmma, wgmma_tma };
 
 // How a kernel computes: its family and the fields that family reads. Each field means one
 // thing in every family that uses it; a family's kernel name lists exactly the fields it uses

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "generator/families.hpp"
 #include "generator/generator.hpp"
+#include "runtime/gpu/tensor_map.hpp"
 
 namespace i8g {
 
-KernelInstance::KernelInstance(KernelSpec spec, CUfunction fn, int64_t max_m)
-    : spec_(std::move(spec)), fn_(fn), max_m_(max_m),
+KernelInstance::KernelInstance(KernelSpec spec, CUfunction fn, int64_t max_m, int sm_count)
+    : spec_(std::move(spec)), fn_(fn), max_m_(max_m), sm_count_(sm_count),
       workspace_(zeroed_device_buffer(workspace_bytes(spec_, max_m))) {}
 
 void KernelInstance::launch(const I8gArgs& a, CUstream stream) const {
@@ -20,8 +22,13 @@ void KernelInstance::launch(const I8gArgs& a, CUstream stream) const {
   args.n = spec_.problem.n;
   args.k = spec_.problem.k;
   args.workspace = workspace_.get<int>();
-  const LaunchShape s = launch_shape(spec_, a.m);
-  void* params[] = {&args};
+  const LaunchShape s = launch_shape(spec_, a.m, sm_count_);
+  CUtensorMap xmap, wmap;
+  void* params[] = {&args, &xmap, &wmap};
+  if (family_info(spec_.config.family).tma_operands) {
+    xmap = operand_tensor_map(args.x, args.m, args.k, spec_.config.bm);
+    wmap = operand_tensor_map(args.w, args.n, args.k, spec_.config.bn);
+  }
   check_cu(driver().cuLaunchKernel(fn_, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2],
                                    s.dynamic_smem, stream, params, nullptr),
            "cuLaunchKernel");

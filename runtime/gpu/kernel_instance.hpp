@@ -21,12 +21,15 @@ class KernelInstance {
   // whoever loaded it keeps the module alive as long as the instance. Allocates and clears
   // the workspace (synchronizes the context), so make instances at prepare time, never while a
   // stream captures.
-  KernelInstance(KernelSpec spec, CUfunction fn, int64_t max_m);
+  // sm_count: the device's multiprocessors, for persistent families' grids (0: one block per
+  // tile).
+  KernelInstance(KernelSpec spec, CUfunction fn, int64_t max_m, int sm_count = 0);
 
   const KernelSpec& spec() const { return spec_; }
   int64_t max_m() const { return max_m_; }
   // The kernel over a.m rows (at most max_m) on `stream`; n, k and workspace come from the
-  // instance. Only a launch: no allocation, no synchronization, so it is safe while capturing.
+  // instance; families that load with TMA get their two tensor maps encoded here (host only).
+  // Only a launch: no allocation, no synchronization, so it is safe while capturing.
   void launch(const I8gArgs& a, CUstream stream) const;
   // Empty when the kernel does not split K (tests read the counters back through it).
   const DeviceBuffer& workspace() const { return workspace_; }
@@ -35,6 +38,7 @@ class KernelInstance {
   KernelSpec spec_;
   CUfunction fn_ = nullptr;
   int64_t max_m_ = 0;
+  int sm_count_ = 0;
   DeviceBuffer workspace_;
 };
 

@@ -232,7 +232,8 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
     bucket_kernels.push_back(k);
     rows_served[k] = std::max(rows_served[k], std::min(bound, max_m));
   }
-  for (const auto& [k, rows] : rows_served) prep->instances.emplace(k, KernelInstance(k->spec, k->fn, rows));
+  for (const auto& [k, rows] : rows_served)
+    prep->instances.emplace(k, KernelInstance(k->spec, k->fn, rows, dev_.target.sm_count));
   for (size_t i = 0; i < prep->buckets.size(); ++i)
     if (bucket_kernels[i]) prep->buckets[i].kernel = &prep->instances.at(bucket_kernels[i]);
   ensure_utility(c.get());
@@ -249,7 +250,7 @@ KernelInstance Engine::instantiate(const KernelSpec& spec, int64_t max_m) {
   std::unique_ptr<cache::Cache> c = open_cache_or_warn(cache_path_, cache_warning_);
   ensure_utility(c.get());
   const Loaded& k = load(spec, c.get());
-  return KernelInstance(k.spec, k.fn, max_m);
+  return KernelInstance(k.spec, k.fn, max_m, dev_.target.sm_count);
 }
 
 std::unique_ptr<LtDequant> Engine::lt_dequant(const GemmProblem& p, int64_t max_m) {

@@ -18,7 +18,7 @@ using namespace i8g;
 
 namespace {
 
-const Family kAllFamilies[] = {Family::simt_dp4a, Family::mma_sync, Family::mfma, Family::wgmma};
+const Family kAllFamilies[] = {Family::simt_dp4a, Family::mma_sync, Family::mfma, Family::wgmma, Family::wgmma_tma};
 
 // A target each family runs on (wgmma: only with its experimental flag).
 Target target_for(const FamilyInfo& f) {

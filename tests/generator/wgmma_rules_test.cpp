@@ -46,14 +46,24 @@ TEST(WgmmaRules, OffByDefault) {
   }
 }
 
-TEST(WgmmaRules, TheFlagAddsWgmmaAndChangesNothingElse) {
+TEST(WgmmaRules, TheFlagAddsTheWgmmaFamiliesAndChangesNothingElse) {
   for (const GemmProblem& p : kTp4) {
     const std::vector<KernelConfig> off = candidates(p, hopper(false));
     const std::vector<KernelConfig> on = candidates(p, hopper(true));
     const std::vector<KernelConfig> wg = of_family(on, Family::wgmma);
+    const std::vector<KernelConfig> tma = of_family(on, Family::wgmma_tma);
     EXPECT_GT(wg.size(), 0u) << p.key();
     EXPECT_LE(wg.size(), 10u) << p.key();
-    ASSERT_EQ(on.size(), off.size() + wg.size()) << p.key();
+    EXPECT_GT(tma.size(), 0u) << p.key();
+    EXPECT_LE(tma.size(), 5u) << p.key();
+    EXPECT_TRUE(of_family(off, Family::wgmma_tma).empty()) << p.key();
+    ASSERT_EQ(on.size(), off.size() + wg.size() + tma.size()) << p.key();
+    for (const KernelConfig& c : tma) {
+      EXPECT_EQ(invalid_reason(p, c, hopper(true)), "") << c;
+      const KernelSpec s{p, c, "sm_90a"};
+      EXPECT_EQ(KernelSpec::parse_name(s.name()), s) << s.name();
+      EXPECT_NE(s.name().find("_wgmma_tma_"), std::string::npos);
+    }
     for (size_t i = 0; i < off.size(); ++i) EXPECT_EQ(on[i], off[i]) << p.key();
     for (const KernelConfig& c : wg) {
       EXPECT_EQ(invalid_reason(p, c, hopper(true)), "") << c;

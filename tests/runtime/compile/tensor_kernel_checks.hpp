@@ -1,13 +1,15 @@
 // What every tensor-core family's kernels must show after an NVRTC compile (no GPU needed):
 // no spills, no stack frame, a consistent resource report, only dynamic shared memory, at least
-// one resident block, cp.async (LDGSTS) and no local memory in the SASS. Each family's compile
-// test adds its own instructions through the callback.
+// one resident block, no local memory in the SASS and the family's global-to-shared copies:
+// cp.async (LDGSTS) or, for TMA-fed families, UTMALDG. Each family's compile test adds its own
+// instructions through the callback.
 #pragma once
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <vector>
 
+#include "generator/families.hpp"
 #include "generator/generator.hpp"
 #include "runtime/compile/compiler.hpp"
 #include "runtime/report/report.hpp"
@@ -35,7 +37,12 @@ inline void expect_clean_tensor_kernel(const KernelSpec& spec, const CompileOutc
   EXPECT_EQ(r.static_smem_bytes, 0) << spec.name() << ": the stage ring is dynamic";
   EXPECT_GT(r.blocks_per_sm, 0) << spec.name();
   if (r.sass_available) {
-    EXPECT_GT(sass_count(r, "LDGSTS"), 0) << spec.name() << " has no cp.async (LDGSTS) in its SASS";
+    if (family_info(spec.config.family).tma_operands) {
+      EXPECT_GT(sass_count(r, "UTMALDG"), 0) << spec.name() << " has no TMA load (UTMALDG) in its SASS";
+      EXPECT_EQ(sass_count(r, "LDGSTS"), 0) << spec.name() << " loads operands with cp.async";
+    } else {
+      EXPECT_GT(sass_count(r, "LDGSTS"), 0) << spec.name() << " has no cp.async (LDGSTS) in its SASS";
+    }
     EXPECT_EQ(sass_count(r, "LDL") + sass_count(r, "STL"), 0) << spec.name() << " touches local memory";
   }
   family(spec, o, r, shape);

@@ -1,0 +1,141 @@
+// The wgmma_tma family (templates/wgmma_tma.cuh): Hopper warpgroup MMAs on sm_90a fed by TMA,
+// one producer and two consumer warpgroups per block, a persistent grid of at most one block
+// per SM. Experimental: candidates exist only when Target::experimental_wgmma is set, and the
+// untuned default never picks it (docs/wgmma_tma.md). Fields: bm, bn, bk (= 128), warpgroups
+// (= 2 consumers), stages.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "generator/rules.hpp"
+
+namespace i8g {
+namespace {
+
+constexpr int kWgM = 64;            // rows per wgmma instruction
+constexpr int kRowBytes = 128;      // bk: one 128-byte swizzle row of k per tile row
+constexpr int kConsumers = 2;       // consumer warpgroups; a third one produces
+constexpr int kThreads = 3 * 128;
+constexpr int kAlignSlack = 1024;   // the kernel rounds the ring up to a 1024-byte boundary
+constexpr int kGroupM = 8;          // tile rows walked together (L2 reuse)
+constexpr int kMaxStages = 8;
+
+int stage_bytes(const KernelConfig& c) { return (c.bm + c.bn) * c.bk; }
+int threads(const KernelConfig&) { return kThreads; }
+// The ring, its alignment slack and two 8-byte mbarriers per stage.
+int dynamic_smem(const KernelConfig& c) { return c.stages * stage_bytes(c) + kAlignSlack + 16 * c.stages; }
+// The consumers' budget after setmaxnreg: accumulators plus addresses, descriptors, loop state
+// and the epilogue's operands; the template raises them to 232.
+int registers(const KernelConfig& c) { return (c.bm / kConsumers) * c.bn / 128 + 64; }
+
+std::string unsupported(const GemmProblem& p, const Target& t) {
+  if (t.arch != "sm_90a") return fmt::format("wgmma_tma needs sm_90a (the arch-specific Hopper target), not {}", t.arch);
+  if (p.layout != WeightLayout::nk)
+    return "wgmma_tma needs [N,K] weights: .s8 operands must both be K-major (no transpose); "
+           "[K,N] runs on mma_sync";
+  if (p.k % 16 != 0) return fmt::format("K={} is not a multiple of 16, which a tensor map's row stride needs", p.k);
+  return {};
+}
+
+std::string invalid_reason(const GemmProblem&, const KernelConfig& c, const Target& t) {
+  if (c.warpgroups != kConsumers)
+    return fmt::format("{} warpgroups: wgmma_tma has {} consumer warpgroups", c.warpgroups, kConsumers);
+  if (c.bk != kRowBytes) return fmt::format("bk={}: wgmma_tma tiles are one 128-byte swizzle row (bk = 128)", c.bk);
+  if (c.bm != 128 && c.bm != 256) return fmt::format("bm={}: need 128 or 256 (64 or 128 rows per consumer)", c.bm);
+  if (c.bn != 64 && c.bn != 128 && c.bn != 256) return fmt::format("bn={} (need 64, 128 or 256)", c.bn);
+  if ((c.bm / kConsumers) * c.bn > 128 * 128)
+    return fmt::format("bm={} bn={}: more than 128 accumulators per consumer thread", c.bm, c.bn);
+  if (c.stages < 2 || c.stages > kMaxStages) return fmt::format("{} stages (need 2 to {})", c.stages, kMaxStages);
+  const int smem = dynamic_smem(c);
+  if (smem > t.smem_per_block_optin)
+    return fmt::format("{} bytes of shared memory above the target's {} per block", smem, t.smem_per_block_optin);
+  if (registers(c) > 232) return fmt::format("~{} registers per consumer thread (232 after setmaxnreg)", registers(c));
+  return {};
+}
+
+// Rules: bm 128 or 256 (two consumers of 64 or 128 rows), bn 64/128/256 not past the padded N,
+// at most 128 accumulators per consumer thread; bk = 128; as many stages as fit (at most 8).
+// At most 5 configs, and none unless the target asks for the experimental families.
+std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
+  std::vector<KernelConfig> out;
+  if (!t.experimental_wgmma) return out;
+  int64_t n_pow2 = 64;
+  while (n_pow2 < p.n) n_pow2 *= 2;
+  for (int bm : {128, 256})
+    for (int bn : {64, 128, 256}) {
+      if (bn > n_pow2) continue;
+      KernelConfig c;
+      c.family = Family::wgmma_tma;
+      c.bm = bm;
+      c.bn = bn;
+      c.bk = kRowBytes;
+      c.warpgroups = kConsumers;
+      c.stages = std::min(kMaxStages, (t.smem_per_block_optin - kAlignSlack) / (stage_bytes(c) + 16));
+      if (!invalid_reason(p, c, t).empty()) continue;
+      out.push_back(c);
+    }
+  return out;
+}
+
+// Persistent: the tiles spread over at most one block per SM, each tile at the warpgroup MMA's
+// rate (~4096 int8 MACs per SM per cycle) or the operands' read time, whichever is longer; the
+// copies overlap the MMAs. Only ranks wgmma_tma configs against each other; never measured.
+double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
+  const double tiles = std::ceil(double(std::max<int64_t>(m, 1)) / c.bm) * std::ceil(double(p.n) / c.bn);
+  const double waves = std::ceil(tiles / std::max(1, t.sm_count));
+  const double k = std::ceil(double(p.k) / c.bk) * c.bk;
+  const double rows_read = double(std::min<int64_t>(c.bm, std::max<int64_t>(m, 1)));
+  return waves * std::max(double(c.bm) * c.bn * k / 4096.0, (rows_read + c.bn) * k / 32.0);
+}
+
+std::vector<TemplateArg> template_args(const KernelSpec& s) {
+  const KernelConfig& c = s.config;
+  std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", kGroupM}};
+  for (const TemplateArg& x : problem_template_args(s.problem, false)) a.push_back(x);
+  return a;
+}
+
+// One block per SM (or per tile, when there are fewer tiles or the SM count is unknown).
+LaunchShape launch(const KernelSpec& spec, int64_t m, int sm_count) {
+  const KernelConfig& c = spec.config;
+  const int64_t tiles = ((std::max<int64_t>(m, 1) + c.bm - 1) / c.bm) * ((spec.problem.n + c.bn - 1) / c.bn);
+  LaunchShape s{};
+  s.grid[0] = unsigned(sm_count > 0 ? std::min<int64_t>(tiles, sm_count) : tiles);
+  s.grid[1] = s.grid[2] = 1;
+  s.block[0] = kThreads;
+  s.block[1] = s.block[2] = 1;
+  s.dynamic_smem = unsigned(dynamic_smem(c));
+  return s;
+}
+
+}  // namespace
+
+const FamilyInfo& wgmma_tma_family() {
+  static const FamilyInfo f = [] {
+    FamilyInfo f;
+    f.family = Family::wgmma_tma;
+    f.name = "wgmma_tma";
+    f.header = "wgmma_tma.cuh";
+    f.kernel = "i8g::wgmma_tma_kernel";
+    f.kernel_params = "const __grid_constant__ I8gArgs, const __grid_constant__ i8g::tma::Desc, "
+                      "const __grid_constant__ i8g::tma::Desc";
+    f.tma_operands = true;
+    f.name_fields = {ConfigField::warpgroups, ConfigField::stages};
+    f.untuned_rank = 0;  // experimental: only a tune, which verifies every candidate, may pick it
+    f.unsupported = unsupported;
+    f.candidates = candidates;
+    f.invalid_reason = invalid_reason;
+    f.cost = cost;
+    f.threads = threads;
+    f.dynamic_smem = dynamic_smem;
+    f.registers = registers;
+    f.launch = launch;
+    f.alignment = [](const KernelConfig&) { return 16; };  // a tensor map's base address
+    f.template_args = template_args;
+    return f;
+  }();
+  return f;
+}
+
+}  // namespace i8g

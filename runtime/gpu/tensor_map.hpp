@@ -1,0 +1,17 @@
+// TMA tensor maps for the families that load their operands with TMA (FamilyInfo::
+// tma_operands): an int8 row-major [rows, k] operand as a 2-D UINT8 map {k, rows}, boxes of
+// {128 bytes of k, box_rows rows}, 128-byte swizzle (the layout wgmma's descriptors read), zero
+// fill past the edges. Encoding is a host-only driver call (no device work, no allocation), so
+// it is safe while a stream captures.
+#pragma once
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace i8g {
+
+// Throws Error naming the broken rule (base not 16-byte aligned, k not a multiple of 16, a box
+// over 256 rows, ...) before the driver would answer CUDA_ERROR_INVALID_VALUE.
+CUtensorMap operand_tensor_map(const void* base, int64_t rows, int64_t k, int box_rows);
+
+}  // namespace i8g

@@ -1,0 +1,260 @@
+// wgmma_tma: Hopper (sm_90a) int8 x int8 -> int32 GEMM with the fused epilogue, fed by TMA,
+// warp-specialized and persistent. EXPERIMENTAL: compiled and CPU-checked, not yet run on a
+// GPU; offered only behind Target::experimental_wgmma, and every candidate is verified
+// bit-exact by the tuner before it is timed (docs/wgmma_tma.md).
+//
+// A block is three warpgroups (384 threads, one block per SM):
+//   warpgroup 0  the producer: lowers its registers to 40 (setmaxnreg), and one thread issues
+//                the TMA copies of each K tile's x box {128 bytes of k, BM rows} and w box
+//                {128 bytes of k, BN rows} into a STAGES-deep ring of 128B-swizzled tiles, each
+//                stage guarded by a `full` (TMA bytes arrived) and an `empty` (both consumers
+//                done reading) mbarrier;
+//   warpgroups 1, 2  the consumers: raise their registers to 232; consumer c owns rows
+//                [c * BM/2, (c+1) * BM/2) of the tile, MI = BM/128 m64 instructions of
+//                wgmma.mma_async m64nBNk32 per k32 step, one commit group per K tile with one
+//                group left in flight (wait_group 1), the stage of the previous group released
+//                as soon as it completes; then the epilogue from registers (epilogue.cuh, the
+//                same code as every family, so the output is bit-identical).
+// The grid is at most one block per SM; block b takes tiles b, b + gridDim.x, ... in grouped
+// order (GROUP_M tile rows at a time, so that the blocks running together share x and w in L2).
+// Producer and consumers walk the same tiles and K tiles, so their ring positions agree.
+//
+// The tensor maps are encoded by the host for each launch (x: {K, M}, w: {K, N}, UINT8, 128B
+// swizzle, zero fill out of bounds) and passed by value as __grid_constant__ parameters. TMA
+// fills rows past M or N and bytes past K with zeros and always delivers whole boxes, so every
+// stage expects STAGE_BYTES and tails need no code here; the epilogue guards its stores.
+#pragma once
+#include "epilogue.cuh"
+#include "wgmma.cuh"  // wgmma_s8, the wgmma fences and the descriptor/fragment maps
+
+namespace i8g {
+namespace tma {
+
+// A CUtensorMap as cuTensorMapEncodeTiled writes it: 128 opaque bytes, 64-byte aligned (NVRTC
+// has no cuda.h; CUTLASS's TmaDescriptor is the same shape).
+struct alignas(64) Desc {
+  unsigned long long opaque[16];
+};
+
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// Makes the initialized barriers visible to the async proxy (TMA) and the other threads; a
+// __syncthreads follows it before any use.
+__device__ __forceinline__ void mbar_fence_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+// One arrival plus `bytes` expected from TMA copies that complete_tx on this barrier.
+__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Returns once the phase of parity `parity` has completed (a fresh barrier counts its parity-1
+// phase as completed, so the producer's first pass over the empty slots does not wait).
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+__device__ __forceinline__ void prefetch_map(const Desc* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+// One box of a 2-D map into shared memory at `dst`, its bytes counted on `bar`; coordinates in
+// elements, innermost (k) first.
+__device__ __forceinline__ void load_box(unsigned dst, const Desc* map, unsigned bar, int inner, int outer) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(inner), "r"(outer)
+      : "memory");
+}
+
+template <int REGS>
+__device__ __forceinline__ void lower_registers() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
+template <int REGS>
+__device__ __forceinline__ void raise_registers() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
+
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+// Tile `tile` of tiles_m x tiles_n in grouped order: GROUP_M tile rows at a time, column by
+// column within the group (rows first), so that consecutive tiles share x rows and w columns.
+// 32-bit: a 64-bit division is a call.
+template <int GROUP_M>
+__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int& tm, int& tn) {
+  const int per_group = GROUP_M * tiles_n;
+  const int group = tile / per_group;
+  const int first = group * GROUP_M;
+  const int rows = tiles_m - first < GROUP_M ? tiles_m - first : GROUP_M;
+  const int in_group = tile - group * per_group;
+  tm = first + in_group % rows;
+  tn = in_group / rows;
+}
+
+}  // namespace tma
+
+template <int BM, int BN, int STAGES, int GROUP_M, long long N_, long long K_, int ACT, int WSC, int OUT, int BIAS,
+          int ASYM>
+__global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
+    wgmma_tma_kernel(const __grid_constant__ I8gArgs args, const __grid_constant__ tma::Desc xmap,
+                     const __grid_constant__ tma::Desc wmap) {
+  constexpr int BK = wg::kRowBytes;        // one 128-byte swizzle row of k per tile row
+  constexpr int RM = BM / 2;               // rows per consumer warpgroup
+  constexpr int MI = RM / wg::kM;          // m64 instructions per consumer
+  constexpr int R = BN / 2;                // accumulator registers per instruction
+  constexpr int A_BYTES = BM * BK;
+  constexpr int STAGE_BYTES = wg::stage_bytes(BM, BN);
+  static_assert(BM == 128 || BM == 256, "BM = 128 or 256: two consumer warpgroups of 64 or 128 rows");
+  static_assert(BN == 64 || BN == 128 || BN == 256, "BN in {64, 128, 256}");
+  static_assert(MI * R <= 128, "at most 128 accumulator registers per consumer thread");
+  static_assert(STAGES >= 2 && STAGES <= 8, "2 to 8 pipeline stages");
+  static_assert(GROUP_M >= 1, "GROUP_M >= 1");
+  static_assert(K_ % 16 == 0, "K must be a multiple of 16 (the tensor map's row stride)");
+  static_assert(A_BYTES % wg::kAtomBytes == 0 && STAGE_BYTES % wg::kAtomBytes == 0,
+                "every tile starts on a 1024-byte boundary (the 128B swizzle pattern)");
+
+  // The ring, rounded up to a 1024-byte boundary (the launch asks for 1 KiB of slack), then
+  // the 2 * STAGES barriers.
+  extern __shared__ __align__(1024) unsigned char smem[];
+  const unsigned base = (smem_addr(smem) + wg::kAtomBytes - 1) & ~unsigned(wg::kAtomBytes - 1);
+  const unsigned bars = base + STAGES * STAGE_BYTES;
+  auto full = [&](int s) { return bars + 8u * unsigned(s); };
+  auto empty = [&](int s) { return bars + 8u * unsigned(STAGES + s); };
+
+  const long long M = args.m;
+  const long long N = N_ ? N_ : args.n;
+  const long long K = K_ ? K_ : args.k;
+  // Tile counts fit 32 bits (the host refuses M past 2^31 - 1; N and K are far smaller).
+  const int tiles_m = int((M + BM - 1) / BM), tiles_n = int((N + BN - 1) / BN), tiles = tiles_m * tiles_n;
+  const int ktiles = int((K + BK - 1) / BK);
+  const int role = threadIdx.x / wg::kWarpgroup;  // 0 producer, 1 and 2 consumers
+  const int t = threadIdx.x % wg::kWarpgroup;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      tma::mbar_init(full(s), 1);   // the producer's arrive.expect_tx
+      tma::mbar_init(empty(s), 2);  // one arrival per consumer warpgroup
+    }
+    tma::mbar_fence_init();
+    tma::prefetch_map(&xmap);
+    tma::prefetch_map(&wmap);
+  }
+  __syncthreads();
+
+  if (role == 0) {
+    tma::lower_registers<40>();
+    if (t != 0) return;
+    int stage = 0;
+    unsigned phase = 0;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int tm, tn;
+      tma::tile_coords<GROUP_M>(tile, tiles_m, tiles_n, tm, tn);
+      for (int kt = 0; kt < ktiles; ++kt) {
+        tma::mbar_wait(empty(stage), phase ^ 1u);
+        tma::mbar_arrive_expect_tx(full(stage), STAGE_BYTES);
+        const unsigned dst = base + unsigned(stage) * STAGE_BYTES;
+        tma::load_box(dst, &xmap, full(stage), kt * BK, tm * BM);
+        tma::load_box(dst + A_BYTES, &wmap, full(stage), kt * BK, tn * BN);
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1u;
+        }
+      }
+    }
+    return;
+  }
+
+  tma::raise_registers<232>();
+  const int c = role - 1;  // consumer index
+  int acc[MI][R];
+  int stage = 0;
+  unsigned phase = 0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    int tm, tn;
+    tma::tile_coords<GROUP_M>(tile, tiles_m, tiles_n, tm, tn);
+    // No group is in flight here (wait_group 0 ended the last tile), so zeroing is safe.
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[i][r] = 0;
+    int held = -1;  // the stage whose wgmma group may still be reading it
+    for (int kt = 0; kt < ktiles; ++kt) {
+      tma::mbar_wait(full(stage), phase);
+      const unsigned sa = base + unsigned(stage) * STAGE_BYTES + unsigned(c * RM * BK);
+      const unsigned sb = base + unsigned(stage) * STAGE_BYTES + A_BYTES;
+#pragma unroll
+      for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BK / wg::kK; ++kk) {
+        const wg::u64 db = wg::make_desc(sb + wg::k_step_offset(kk));
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+          wgmma_s8<BN>(acc[i], wg::make_desc(sa + i * wg::kM * BK + wg::k_step_offset(kk)), db);
+      }
+      wgmma_commit();
+      tma::wgmma_wait<1>();  // the previous K tile's group has completed: its stage is free
+#pragma unroll
+      for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
+      if (held >= 0 && t == 0) tma::mbar_arrive(empty(held));
+      held = stage;
+      if (++stage == STAGES) {
+        stage = 0;
+        phase ^= 1u;
+      }
+    }
+    tma::wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
+    if (t == 0) tma::mbar_arrive(empty(held));
+
+    // Epilogue: register r of instruction i holds row c*RM + 64*i + d_row(t, r) and column
+    // d_col(t, r) of the tile (wgmma_frag.h), as in the wgmma family.
+    const long long m0 = (long long)tm * BM + c * RM, n0 = (long long)tn * BN;
+    float sx[MI][2];
+    int zp[MI][2];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const long long m = m0 + i * wg::kM + wg::d_row(t, 2 * h);
+        sx[i][h] = 0.0f;
+        zp[i][h] = 0;
+        if (m < M) load_row_operands<ACT, OUT, ASYM>(args, m, sx[i][h], zp[i][h]);
+      }
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const long long n = n0 + wg::d_col(t, 4 * j + e);
+        if (n >= N) continue;
+        float sw, b;
+        int colsum;
+        load_col_operands<WSC, OUT, BIAS, ASYM>(args, n, sw, b, colsum);
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const long long m = m0 + i * wg::kM + wg::d_row(t, 2 * h);
+            if (m < M)
+              finish<OUT, BIAS, ASYM>(args.out, m * N + n, acc[i][4 * j + 2 * h + e], sx[i][h], zp[i][h], sw, b,
+                                      colsum);
+          }
+      }
+  }
+}
+
+}  // namespace i8g

@@ -1,0 +1,95 @@
+// The experimental wgmma_tma family compiles with NVRTC for sm_90a: every candidate and every
+// epilogue option has no spills, no stack frame and no local memory; its SASS holds the
+// warpgroup MMA (IGMMA), TMA loads (UTMALDG), the register reallocation of warp specialization
+// (USETMAXREG: ptxas honoured setmaxnreg) and no cp.async or mma.sync; ptxas neither serializes
+// the wgmmas nor ignores setmaxnreg. Whether the kernels compute the right thing is for a GPU
+// (tests/gpu/wgmma_tma_test.cpp, and a tune verifies every candidate first).
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <set>
+
+#include "core/embedded.hpp"
+#include "generator/generator.hpp"
+#include "runtime/compile/compiler.hpp"
+#include "runtime/report/report.hpp"
+#include "tests/runtime/compile/tensor_kernel_checks.hpp"
+
+using namespace i8g;
+
+namespace {
+
+Target hopper() {
+  Target t = Target::from_arch("sm_90a");
+  t.experimental_wgmma = true;
+  return t;
+}
+
+using test::sass_count;
+
+std::vector<KernelSpec> tma_candidates(const GemmProblem& p) {
+  std::vector<KernelSpec> specs;
+  for (const KernelConfig& c : candidates(p, hopper()))
+    if (c.family == Family::wgmma_tma) specs.push_back({p, c, "sm_90a"});
+  return specs;
+}
+
+void compile_and_check(const std::vector<KernelSpec>& specs, bool print) {
+  test::compile_tensor_kernels(
+      hopper(), specs,
+      [&](const KernelSpec& spec, const CompileOutcome& o, const ResourceReport& r, const LaunchShape& shape) {
+        const std::string& log = o.binary->log;
+        EXPECT_EQ(log.find("serialized"), std::string::npos) << spec.name() << ":\n" << log;
+        EXPECT_EQ(log.find("Performance Loss"), std::string::npos) << spec.name() << ":\n" << log;
+        EXPECT_EQ(log.find("C75"), std::string::npos) << spec.name() << ":\n" << log;
+        EXPECT_EQ(shape.block[0], 384u) << spec.name();
+        if (r.sass_available) {
+          EXPECT_GT(sass_count(r, "IGMMA"), 0) << spec.name() << " has no warpgroup MMA (IGMMA)";
+          EXPECT_EQ(sass_count(r, "USETMAXREG"), 2) << spec.name() << ": one setmaxnreg per role";
+          EXPECT_EQ(sass_count(r, "IMMA"), 0) << spec.name() << " fell back to mma.sync";
+          EXPECT_EQ(sass_count(r, "CALL"), 0) << spec.name() << " calls a function (a 64-bit division?)";
+        }
+        if (print)
+          std::cout << spec.name() << ": " << r.registers << " regs, " << shape.dynamic_smem << " B smem, IGMMA="
+                    << sass_count(r, "IGMMA") << " UTMALDG=" << sass_count(r, "UTMALDG") << "\n";
+      });
+}
+
+}  // namespace
+
+TEST(WgmmaTma, TemplateIsEmbedded) {
+  std::set<std::string> embedded;
+  for (const EmbeddedFile& f : embedded_templates()) embedded.insert(f.path);
+  EXPECT_TRUE(embedded.count("wgmma_tma.cuh"));
+}
+
+TEST(WgmmaTma, EveryCandidateOfTheTp4ShapesCompilesCleanly) {
+  std::vector<KernelSpec> specs;
+  for (const GemmProblem& p : {GemmProblem{2560, 4096}, GemmProblem{4096, 384}, GemmProblem{768, 4096}})
+    for (const KernelSpec& s : tma_candidates(p)) specs.push_back(s);
+  ASSERT_GE(specs.size(), 10u);
+  compile_and_check(specs, true);
+}
+
+TEST(WgmmaTma, EveryEpilogueOptionCompilesWithTails) {
+  // N = 1000 leaves a partial N tile, K = 4080 a partial K tile (zero-filled by TMA).
+  std::vector<KernelSpec> specs;
+  for (OutType o : {OutType::bf16, OutType::f16, OutType::f32, OutType::i32})
+    for (int flags = 0; flags < 4; ++flags) {
+      GemmProblem p{1000, 4080, WeightLayout::nk, ActScale::per_token, WeightScale::per_channel, o,
+                    bool(flags & 1), bool(flags & 2)};
+      if (!p.invalid_reason().empty()) continue;
+      specs.push_back(tma_candidates(p).front());
+    }
+  GemmProblem tensor_scales{1000, 4080, WeightLayout::nk, ActScale::per_tensor, WeightScale::per_tensor};
+  specs.push_back(tma_candidates(tensor_scales).back());
+  compile_and_check(specs, false);
+}
+
+TEST(WgmmaTma, KnWeightsAndOtherArchsAreRefusedWithTheReason) {
+  GemmProblem kn{2560, 4096, WeightLayout::kn};
+  EXPECT_TRUE(tma_candidates(kn).empty());
+  Target ampere = Target::from_arch("sm_80");
+  ampere.experimental_wgmma = true;
+  for (const KernelConfig& c : candidates(GemmProblem{2560, 4096}, ampere)) EXPECT_NE(c.family, Family::wgmma_tma);
+}
