@@ -4,7 +4,8 @@
 #   STAGES="tune bench peers torch report" SHAPES="examples/tp4.shapes examples/llama3-8b.shapes" \
 #     MS=1,16,128,1024,4096 bash scripts/gpu_bench.sh
 # Env: OUT (default /tmp/out), BUILD (default build), TUNE_CACHE (default $OUT/tuned.sqlite),
-# SAMPLES (timed samples, default 50), TUNE_SAMPLES (default 20), STAGE_TIMEOUT (seconds a
+# SAMPLES (timed samples, default 50), TUNE_SAMPLES (default 20), TUNE_FLAGS (more `tune` flags,
+# e.g. "--experimental-wgmma --filter wgmma_tma"), STAGE_TIMEOUT (seconds a
 # stage may run, default 580), TITLE (the report's title). Writes into $OUT: gpu_bench.log,
 # bench.json, peers.json, torch.json, report.{md,csv,json,png}.
 # Exit status: non-zero when a stage failed (the others still run).
@@ -46,7 +47,7 @@ done
 if has tune; then
   # --resume: a tune cut off by the stage timeout carries on in the next call (same cache)
   stage "tune ${SHAPES} M=$MS" "$BUILD/tools/i8gemm" tune "${shapes_flags[@]}" --m "$MS" \
-    --samples "${TUNE_SAMPLES:-20}" --cache "$TUNE_CACHE" --resume
+    --samples "${TUNE_SAMPLES:-20}" --cache "$TUNE_CACHE" --resume ${TUNE_FLAGS:-}
 fi
 if has bench; then
   stage "bench" "$BUILD/tools/i8gemm" bench "${shapes_flags[@]}" --m "$MS" --samples "$SAMPLES" \
