@@ -17,6 +17,7 @@ enum class ErrorKind {
   corrupt_entry,     // a cache entry failed its content check (hash or device-code test)
   cuda,              // a CUDA driver or library call failed
   out_of_memory,     // device memory is exhausted (not sticky: retry once memory is freed)
+  not_in_cache,      // strict mode: prepare needed a kernel the cache lacks
 };
 
 const char* to_string(ErrorKind k);
@@ -49,6 +50,7 @@ inline const char* to_string(ErrorKind k) {
     case ErrorKind::corrupt_entry: return "corrupt entry";
     case ErrorKind::cuda: return "cuda";
     case ErrorKind::out_of_memory: return "out of memory";
+    case ErrorKind::not_in_cache: return "not in the cache";
   }
   return "?";
 }

@@ -26,6 +26,8 @@ Options Options::from_environment() {
   o.hiprtc_worker = env("I8GEMM_HIPRTC_WORKER");
   o.cache = env("I8GEMM_CACHE");
   o.allow_shared_cache = env("I8GEMM_ALLOW_SHARED_CACHE") == "1";
+  o.log_level = env("I8GEMM_LOG_LEVEL");
+  o.strict = env("I8GEMM_STRICT") == "1";
   o.xdg_cache_home = env("XDG_CACHE_HOME");
   o.home = env("HOME");
   o.path = env("PATH");

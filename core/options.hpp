@@ -22,6 +22,10 @@ struct Options {
   // I8GEMM_ALLOW_SHARED_CACHE=1: serve from a cache other users can write (refused otherwise:
   // its binaries run in the serving process).
   bool allow_shared_cache = false;
+  // I8GEMM_LOG_LEVEL: quiet, error, warning (default), info or debug (core/log.hpp).
+  std::string log_level;
+  // I8GEMM_STRICT=1: prepare never compiles; what the cache lacks is an error (every context).
+  bool strict = false;
   std::string xdg_cache_home;  // XDG_CACHE_HOME
   std::string home;            // HOME
   // Standard variables: where nvdisasm is searched for, where temp files go.

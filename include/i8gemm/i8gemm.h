@@ -39,8 +39,10 @@ typedef enum {
   I8GEMM_ERROR_CACHE = 6,            /* cache file unusable */
   I8GEMM_ERROR_CUDA = 7,             /* a CUDA driver call failed */
   I8GEMM_ERROR_INTERNAL = 8,
-  I8GEMM_ERROR_OUT_OF_MEMORY = 9     /* device memory exhausted; nothing half-made is kept and the
+  I8GEMM_ERROR_OUT_OF_MEMORY = 9,    /* device memory exhausted; nothing half-made is kept and the
                                         context stays usable: free memory and call again */
+  I8GEMM_ERROR_NOT_IN_CACHE = 10     /* strict mode: prepare needed kernels the cache lacks (all
+                                        named in last_error); nothing was compiled */
 } i8gemm_status;
 
 typedef enum { I8GEMM_WEIGHT_NK = 0, I8GEMM_WEIGHT_KN = 1 } i8gemm_weight_layout;
@@ -79,6 +81,20 @@ typedef struct i8gemm_context i8gemm_context;
 
 /* cache_path NULL: $I8GEMM_CACHE, else ~/.cache/i8gemm/cache.sqlite. */
 I8GEMM_API i8gemm_status i8gemm_create(int device, const char* cache_path, i8gemm_context** out);
+
+/* Options of a context. Set struct_size = sizeof(i8gemm_options) and zero what you do not set:
+ * a later version may add fields after these, read only when struct_size covers them. */
+typedef struct {
+  uint32_t struct_size;
+  /* Nonzero: prepare never compiles. It serves from the cache's binaries (tuned winners, or the
+   * untuned defaults a `tune --compile-only` stored) or fails with I8GEMM_ERROR_NOT_IN_CACHE
+   * naming every kernel it lacks, so a server can refuse to start instead of paying a cold JIT.
+   * I8GEMM_STRICT=1 in the environment turns it on for every context. */
+  int strict;
+} i8gemm_options;
+/* i8gemm_create with options; options NULL is i8gemm_create. */
+I8GEMM_API i8gemm_status i8gemm_create_with_options(int device, const char* cache_path,
+                                                    const i8gemm_options* options, i8gemm_context** out);
 I8GEMM_API void i8gemm_destroy(i8gemm_context* ctx);
 
 /* Loads from the cache, or JIT-compiles with the heuristic default, every kernel that runs for
@@ -90,6 +106,25 @@ I8GEMM_API i8gemm_status i8gemm_prepare(i8gemm_context* ctx, const i8gemm_proble
  * Never compiles, allocates or synchronizes; graph-capture safe. m == 0 is a no-op. */
 I8GEMM_API i8gemm_status i8gemm_run(i8gemm_context* ctx, const i8gemm_problem* problem,
                                     const i8gemm_args* args, void* stream);
+
+/* What i8gemm_run launches for m rows of a prepared problem: the kernel (or cuBLASLt
+ * algorithm), the M bucket it serves, whether it is a tuned winner or the untuned default, and
+ * whether its binary came from the cache or was compiled by this process. */
+typedef enum { I8GEMM_CHOICE_TUNED = 0, I8GEMM_CHOICE_UNTUNED_DEFAULT = 1 } i8gemm_choice_origin;
+typedef enum {
+  I8GEMM_BINARY_CACHED = 0,   /* loaded from the cache */
+  I8GEMM_BINARY_COMPILED = 1, /* JIT-compiled by this process (cold prepare) */
+  I8GEMM_BINARY_CUBLASLT = 2  /* no generated kernel: cuBLASLt + the dequant kernel */
+} i8gemm_binary_origin;
+typedef struct {
+  char kernel[256];            /* e.g. i8g_sm90a_mma_sync_n2560_..._sk4, or cublaslt:algo=2 */
+  int64_t bucket_max_m;        /* the bucket serves every M up to this one above the previous */
+  i8gemm_choice_origin origin;
+  i8gemm_binary_origin binary;
+} i8gemm_choice;
+/* I8GEMM_ERROR_NOT_PREPARED when prepare did not cover m rows of the problem. */
+I8GEMM_API i8gemm_status i8gemm_chosen(i8gemm_context* ctx, const i8gemm_problem* problem, int64_t m,
+                                       i8gemm_choice* out);
 
 /* colsum[n] = sum_k w(n,k), for asymmetric activations; once per weight. */
 I8GEMM_API i8gemm_status i8gemm_weight_colsum(i8gemm_context* ctx, const i8gemm_problem* problem,
@@ -111,6 +146,23 @@ typedef struct {
 } i8gemm_quantize_args;
 I8GEMM_API i8gemm_status i8gemm_quantize(i8gemm_context* ctx, const i8gemm_quantize_args* args,
                                          void* stream);
+
+/* The library's messages (warnings about a cache it cannot use, a damaged entry, ...): written
+ * to stderr as "i8gemm: <level>: <text>", or handed to a callback, when at or below the level.
+ * The level is process-wide: I8GEMM_LOG_LEVEL (quiet, error, warning, info, debug), else
+ * warning; info adds one line per kernel compiled. */
+typedef enum {
+  I8GEMM_LOG_QUIET = 0,
+  I8GEMM_LOG_ERROR = 1,
+  I8GEMM_LOG_WARNING = 2,
+  I8GEMM_LOG_INFO = 3,
+  I8GEMM_LOG_DEBUG = 4
+} i8gemm_log_level;
+I8GEMM_API i8gemm_status i8gemm_set_log_level(int level);
+/* fn(level, message, user) for each message (no prefix, no newline), from whichever thread
+ * logs, one at a time; it must not call i8gemm. NULL restores stderr. */
+typedef void (*i8gemm_log_fn)(int level, const char* message, void* user);
+I8GEMM_API void i8gemm_set_log_callback(i8gemm_log_fn fn, void* user);
 
 /* The calling thread's last error, in words ("" after a success). */
 I8GEMM_API const char* i8gemm_last_error(void);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "i8gemm/i8gemm.h"
+#include "core/log.hpp"
 #include "runtime/capi/capi_args.hpp"
 #include "runtime/gpu/cuda_driver.hpp"
 #include "runtime/serve/engine.hpp"
@@ -55,14 +56,46 @@ i8g::Engine& engine_of(i8gemm_context* ctx, const char* where) {
 extern "C" {
 
 i8gemm_status i8gemm_create(int device, const char* cache_path, i8gemm_context** out) {
+  return i8gemm_create_with_options(device, cache_path, nullptr, out);
+}
+
+i8gemm_status i8gemm_create_with_options(int device, const char* cache_path, const i8gemm_options* options,
+                                         i8gemm_context** out) {
   return guarded([&] {
     if (!out) throw i8g::Error(i8g::ErrorKind::invalid_argument, "i8gemm_create", "out is null");
     *out = nullptr;
+    const i8g::EngineOptions o = i8g::engine_options_from_c(options, "i8gemm_create");
     auto ctx = std::make_unique<i8gemm_context>();
-    ctx->engine = std::make_unique<i8g::Engine>(device, cache_path ? cache_path : "");
+    ctx->engine = std::make_unique<i8g::Engine>(device, cache_path ? cache_path : "", o);
     *out = ctx.release();
   });
 }
+
+i8gemm_status i8gemm_chosen(i8gemm_context* ctx, const i8gemm_problem* problem, int64_t m, i8gemm_choice* out) {
+  return guarded([&] {
+    i8g::Engine& e = engine_of(ctx, "i8gemm_chosen");
+    if (!out) throw i8g::Error(i8g::ErrorKind::invalid_argument, "i8gemm_chosen", "out is null");
+    std::memset(out, 0, sizeof *out);
+    const i8g::GemmProblem p = i8g::problem_from_c(problem, "i8gemm_chosen");
+    const std::optional<i8g::Choice> c = e.choice_for(p, m);
+    if (!c)
+      throw i8g::Error(i8g::ErrorKind::not_prepared, "i8gemm_chosen",
+                       fmt::format("problem {} is not prepared for m={}", p.key(), m));
+    i8g::fill_choice(*c, out);
+  });
+}
+
+i8gemm_status i8gemm_set_log_level(int level) {
+  return guarded([&] {
+    const std::optional<i8g::LogLevel> l = i8g::parse_log_level(std::to_string(level));
+    if (!l)
+      throw i8g::Error(i8g::ErrorKind::invalid_argument, "i8gemm_set_log_level",
+                       fmt::format("level {} is not one of 0 (quiet) to 4 (debug)", level));
+    i8g::set_log_level(*l);
+  });
+}
+
+void i8gemm_set_log_callback(i8gemm_log_fn fn, void* user) { i8g::set_log_sink(fn, user); }
 
 void i8gemm_destroy(i8gemm_context* ctx) {
   try {
@@ -121,6 +154,7 @@ const char* i8gemm_status_string(i8gemm_status status) {
     case I8GEMM_ERROR_CUDA: return "CUDA error";
     case I8GEMM_ERROR_INTERNAL: return "internal error";
     case I8GEMM_ERROR_OUT_OF_MEMORY: return "out of device memory";
+    case I8GEMM_ERROR_NOT_IN_CACHE: return "not in the cache (strict mode)";
   }
   return "unknown status";
 }

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 #include "generator/problem_enums.hpp"
@@ -91,6 +93,29 @@ QuantizeRequest quantize_request_from_c(const i8gemm_quantize_args* args) {
   return q;
 }
 
+EngineOptions engine_options_from_c(const i8gemm_options* o, const char* where) {
+  EngineOptions e;
+  if (!o) return e;
+  const size_t need = offsetof(i8gemm_options, strict) + sizeof(o->strict);
+  if (o->struct_size < need)
+    throw Error(ErrorKind::invalid_argument, where,
+                fmt::format("options.struct_size is {}, less than the {} bytes this version reads; set it to "
+                            "sizeof(i8gemm_options)",
+                            o->struct_size, need));
+  e.strict = o->strict != 0;
+  return e;
+}
+
+void fill_choice(const Choice& c, i8gemm_choice* out) {
+  std::memset(out, 0, sizeof *out);
+  std::snprintf(out->kernel, sizeof out->kernel, "%s", c.kernel.c_str());
+  out->bucket_max_m = c.bucket_max_m;
+  out->origin = c.tuned ? I8GEMM_CHOICE_TUNED : I8GEMM_CHOICE_UNTUNED_DEFAULT;
+  out->binary = c.binary == Choice::Binary::cached     ? I8GEMM_BINARY_CACHED
+                : c.binary == Choice::Binary::compiled ? I8GEMM_BINARY_COMPILED
+                                                       : I8GEMM_BINARY_CUBLASLT;
+}
+
 i8gemm_status status_for(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::invalid_argument: return I8GEMM_ERROR_INVALID_ARGUMENT;
@@ -102,6 +127,7 @@ i8gemm_status status_for(ErrorKind kind) {
     case ErrorKind::corrupt_entry: return I8GEMM_ERROR_CACHE;
     case ErrorKind::cuda: return I8GEMM_ERROR_CUDA;
     case ErrorKind::out_of_memory: return I8GEMM_ERROR_OUT_OF_MEMORY;
+    case ErrorKind::not_in_cache: return I8GEMM_ERROR_NOT_IN_CACHE;
     case ErrorKind::internal: return I8GEMM_ERROR_INTERNAL;
   }
   return I8GEMM_ERROR_INTERNAL;

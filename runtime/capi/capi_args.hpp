@@ -11,6 +11,11 @@ GemmProblem problem_from_c(const i8gemm_problem* p, const char* where);
 // Throws an invalid_argument Error on null args; device pointers are checked later, by the engine.
 I8gArgs args_from_c(const i8gemm_args* args, const char* where);
 QuantizeRequest quantize_request_from_c(const i8gemm_quantize_args* args);
+// Options of i8gemm_create_with_options (null: the defaults). Throws on a struct_size smaller
+// than the fields it must hold (an uninitialized struct), never reads past struct_size.
+EngineOptions engine_options_from_c(const i8gemm_options* o, const char* where);
+// The engine's choice as the C struct (the name cut to fit, always terminated).
+void fill_choice(const Choice& c, i8gemm_choice* out);
 
 // The C status an Error of `kind` returns: one table, no reading of messages.
 i8gemm_status status_for(ErrorKind kind);

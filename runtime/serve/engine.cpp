@@ -39,6 +39,7 @@ struct Engine::Loaded {
   KernelSpec spec;
   std::unique_ptr<Module> module;
   CUfunction fn = nullptr;
+  bool compiled = false;  // by this process (else from the cache)
 };
 
 struct Engine::Prepared {
@@ -46,6 +47,8 @@ struct Engine::Prepared {
     int64_t max_m;                 // covers m <= max_m
     const KernelInstance* kernel;  // or null for a bucket cuBLASLt won
     int lt_algo;                   // that bucket's algorithm
+    bool tuned;                    // from a tuned winner (else the untuned default)
+    bool compiled;                 // its kernel was compiled by this process
   };
   GemmProblem problem;
   int64_t max_m = 0;
@@ -94,7 +97,8 @@ struct CurrentContext {
 
 }  // namespace
 
-Engine::Engine(int device, const std::string& cache_path) : dev_(query_device(device)) {
+Engine::Engine(int device, const std::string& cache_path, EngineOptions options_)
+    : dev_(query_device(device)), strict_(options_.strict || options().strict) {
   check_cu(driver().cuDevicePrimaryCtxRetain(&ctx_, dev_.device), "cuDevicePrimaryCtxRetain");
   // The creating thread keeps the context current, so its own driver calls (streams, events,
   // buffers in tools and tests) work without further setup.
@@ -117,10 +121,17 @@ const Engine::Loaded& Engine::load(const KernelSpec& spec, cache::Cache* c) {
   if (auto it = loaded_.find(name); it != loaded_.end()) return *it->second;
   const std::unique_ptr<Compiler> compiler = make_compiler(dev_.target);
   cache::StoredKernel k;
-  try {
-    k = fetch_or_compile(c, *compiler, emit(spec), spec, dev_.target);
-  } catch (const Error& e) {
-    throw Error(ErrorKind::compile, "i8gemm_prepare", e.what());
+  bool compiled = false;
+  if (strict_) {
+    std::optional<cache::StoredKernel> hit = fetch_cached(c, *compiler, emit(spec), dev_.target);
+    if (!hit) throw Error(ErrorKind::not_in_cache, "i8gemm_prepare", name);
+    k = std::move(*hit);
+  } else {
+    try {
+      k = fetch_or_compile(c, *compiler, emit(spec), spec, dev_.target, &compiled);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::compile, "i8gemm_prepare", e.what());
+    }
   }
   if (k.key.arch != dev_.target.arch)
     throw Error(ErrorKind::internal, "i8gemm_prepare", "binary arch does not match the device");
@@ -128,6 +139,7 @@ const Engine::Loaded& Engine::load(const KernelSpec& spec, cache::Cache* c) {
   l->spec = spec;
   l->module = std::make_unique<Module>(k.binary);
   l->fn = l->module->function(k.lowered_name);
+  l->compiled = compiled;
   const LaunchShape shape = launch_shape(spec, 1);
   if (shape.dynamic_smem > 48 * 1024)
     check_cu(driver().cuFuncSetAttribute(l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -139,8 +151,18 @@ const Engine::Loaded& Engine::load(const KernelSpec& spec, cache::Cache* c) {
 void Engine::ensure_utility(cache::Cache* c) {
   if (utility_) return;
   const std::unique_ptr<Compiler> compiler = make_compiler(dev_.target);
-  const cache::StoredKernel k =
-      fetch_or_compile(c, *compiler, emit_utility(dev_.target.arch), std::nullopt, dev_.target);
+  const Source src = emit_utility(dev_.target.arch);
+  if (strict_) {
+    std::optional<cache::StoredKernel> hit = fetch_cached(c, *compiler, src, dev_.target);
+    if (!hit)
+      throw Error(ErrorKind::not_in_cache, "i8gemm",
+                  fmt::format("strict mode: the cache lacks the utility module {} (quantize, colsum, the "
+                              "cuBLASLt dequant); `i8gemm tune` on this GPU stores it",
+                              src.name));
+    utility_ = std::make_unique<Module>(hit->binary);
+    return;
+  }
+  const cache::StoredKernel k = fetch_or_compile(c, *compiler, src, std::nullopt, dev_.target);
   utility_ = std::make_unique<Module>(k.binary);
 }
 
@@ -194,6 +216,7 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
   std::sort(bounds.begin(), bounds.end());
   bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
 
+  std::vector<std::string> missing;  // strict mode: binaries the cache lacks
   auto prep = std::make_unique<Prepared>();
   prep->problem = p;
   prep->max_m = max_m;
@@ -210,7 +233,7 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
       }
     }
     if (const LtAlgo* algo = won ? lt_algo_of(*won) : nullptr) {
-      prep->buckets.push_back({bound, nullptr, algo->index});
+      prep->buckets.push_back({bound, nullptr, algo->index, true, false});
       bucket_kernels.push_back(nullptr);
       any_lt = true;
       continue;
@@ -222,21 +245,46 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
       throw Error(ErrorKind::unsupported, "i8gemm_prepare", e.what());
     }
     KernelSpec spec{p, config, dev_.target.arch};
-    if (const KernelSpec* t = won ? kernel_of(*won) : nullptr; t && t->problem == p && t->arch == dev_.target.arch)
+    bool tuned_kernel = false;
+    if (const KernelSpec* t = won ? kernel_of(*won) : nullptr; t && t->problem == p && t->arch == dev_.target.arch) {
       spec = *t;
+      tuned_kernel = true;
+    }
     if (launch_shape(spec, max_m).grid[1] > 65535)
       throw Error(ErrorKind::unsupported, "i8gemm_prepare",
                      fmt::format("max_m={} needs more than 65535 row blocks", max_m));
-    const Loaded* k = &load(spec, c.get());
-    prep->buckets.push_back({bound, nullptr, 0});
+    const Loaded* k = nullptr;
+    try {
+      k = &load(spec, c.get());
+    } catch (const Error& e) {  // strict mode: name every missing kernel, then fail
+      if (e.kind() != ErrorKind::not_in_cache) throw;
+      if (std::find(missing.begin(), missing.end(), spec.name()) == missing.end()) missing.push_back(spec.name());
+      continue;
+    }
+    prep->buckets.push_back({bound, nullptr, 0, tuned_kernel, k->compiled});
     bucket_kernels.push_back(k);
     rows_served[k] = std::max(rows_served[k], std::min(bound, max_m));
+  }
+  try {
+    ensure_utility(c.get());
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::not_in_cache) throw;
+    missing.push_back("the utility module " + emit_utility(dev_.target.arch).name);
+  }
+  if (!missing.empty()) {
+    std::string names;
+    for (const std::string& n : missing) names += (names.empty() ? "" : ", ") + n;
+    throw Error(ErrorKind::not_in_cache, "i8gemm_prepare",
+                fmt::format("strict mode: {} lacks {} binar{} that problem {} up to M={} needs: {}; store them "
+                            "first (i8gemm tune on this GPU, or tune --compile-only for the untuned defaults) "
+                            "or create the context without strict mode",
+                            c ? "the cache " + c->path() : std::string("no cache is open, so it"), missing.size(),
+                            missing.size() == 1 ? "y" : "ies", p.key(), max_m, names));
   }
   for (const auto& [k, rows] : rows_served)
     prep->instances.emplace(k, KernelInstance(k->spec, k->fn, rows, dev_.target.sm_count));
   for (size_t i = 0; i < prep->buckets.size(); ++i)
     if (bucket_kernels[i]) prep->buckets[i].kernel = &prep->instances.at(bucket_kernels[i]);
-  ensure_utility(c.get());
   if (any_lt) prep->lt = make_lt_dequant(p, max_m);
   // A wider re-prepare retires the old entry instead of freeing it: work already enqueued, and
   // graphs captured with its kernels and workspaces, may still use them.
@@ -306,6 +354,22 @@ std::optional<Candidate> Engine::kernel_for(const GemmProblem& p, int64_t m) con
   if (it == prepared_.end()) return std::nullopt;
   for (const auto& b : it->second->buckets)
     if (m <= b.max_m) return b.kernel ? Candidate{b.kernel->spec()} : Candidate{LtAlgo{b.lt_algo}};
+  return std::nullopt;
+}
+
+std::optional<Choice> Engine::choice_for(const GemmProblem& p, int64_t m) const {
+  std::shared_lock lock(mu_);
+  auto it = prepared_.find(problem_id(p));
+  if (it == prepared_.end() || m < 1 || m > it->second->max_m) return std::nullopt;
+  for (const auto& b : it->second->buckets)
+    if (m <= b.max_m) {
+      Choice c;
+      c.kernel = b.kernel ? b.kernel->spec().name() : to_string(Candidate{LtAlgo{b.lt_algo}});
+      c.bucket_max_m = b.max_m;
+      c.tuned = b.tuned;
+      c.binary = !b.kernel ? Choice::Binary::cublaslt : b.compiled ? Choice::Binary::compiled : Choice::Binary::cached;
+      return c;
+    }
   return std::nullopt;
 }
 

@@ -38,9 +38,24 @@ struct QuantizeRequest {
   int32_t* zero_point = nullptr;
 };
 
+struct EngineOptions {
+  // Prepare never compiles: what the cache lacks is an ErrorKind::not_in_cache error naming
+  // every missing kernel. I8GEMM_STRICT=1 sets it for every engine.
+  bool strict = false;
+};
+
+// What run() launches for some m (i8gemm_chosen).
+struct Choice {
+  std::string kernel;         // the kernel's name or the cuBLASLt candidate
+  int64_t bucket_max_m = 0;   // the bucket's bound
+  bool tuned = false;         // a tuned winner (else the untuned default)
+  enum class Binary { cached, compiled, cublaslt } binary = Binary::cached;
+};
+
 class Engine {
  public:
-  Engine(int device, const std::string& cache_path);  // cache_path empty: the default
+  // cache_path empty: the default.
+  Engine(int device, const std::string& cache_path, EngineOptions options = {});
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -52,6 +67,9 @@ class Engine {
   void quantize(const QuantizeRequest& q, CUstream stream);
   // What run() would launch for m rows (for tests and `bench`), or nothing if unprepared.
   std::optional<Candidate> kernel_for(const GemmProblem& p, int64_t m) const;
+  // The same with where it came from, or nothing if prepare did not cover m.
+  std::optional<Choice> choice_for(const GemmProblem& p, int64_t m) const;
+  bool strict() const { return strict_; }
 
   // For the autotuner, bench and tests, at prepare time (both allocate): one kernel (cache or
   // JIT) with its own workspace for up to max_m rows, launched without the run path's checks;
@@ -76,6 +94,7 @@ class Engine {
   void check_pointer(const void* p, size_t align, const char* what, const char* where) const;
 
   DeviceInfo dev_;
+  bool strict_ = false;
   CUcontext ctx_ = nullptr;
   std::string cache_path_;
   std::string cache_warning_;

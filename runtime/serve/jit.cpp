@@ -6,10 +6,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <ctime>
 
 #include "core/embedded.hpp"
+#include "core/log.hpp"
 #include "core/options.hpp"
 #include "generator/generator.hpp"
 #include "runtime/report/report.hpp"
@@ -114,7 +114,7 @@ std::vector<JitOutcome> compile_and_store(
       // A damaged entry (its binary fails the hash or device-code check) is compiled again;
       // put_kernel repairs it in place. Anything else is the caller's problem.
       if (e.kind() != ErrorKind::corrupt_entry) throw;
-      std::fprintf(stderr, "i8gemm: warning: %s; compiling it again\n", e.what());
+      log_warning(fmt::format("{}; compiling it again", e.what()));
     }
     todo.push_back(std::move(ks));
     todo_index.push_back(i);
@@ -154,7 +154,7 @@ std::optional<cache::StoredKernel> lookup(cache::Cache* c, const cache::BinaryKe
   try {
     return c->get_kernel(key);
   } catch (const Error& e) {
-    std::fprintf(stderr, "i8gemm: warning: %s; compiling %s afresh\n", e.what(), key.name.c_str());
+    log_warning(fmt::format("{}; compiling {} afresh", e.what(), key.name));
     return std::nullopt;
   }
 }
@@ -173,7 +173,7 @@ std::string untrusted_cache_reason(const std::string& path) {
 std::unique_ptr<cache::Cache> open_cache_or_warn(const std::string& path, std::string& warned) {
   auto warn_once = [&](const std::string& text) {
     if (warned == text) return;
-    std::fprintf(stderr, "i8gemm: warning: %s\n", text.c_str());
+    log_warning(text);
     warned = text;
   };
   std::string why;
@@ -204,10 +204,18 @@ std::unique_ptr<cache::Cache> open_cache_or_warn(const std::string& path, std::s
 }
 
 // From the cache if there, else compiled now (and stored when a cache is open).
+std::optional<cache::StoredKernel> fetch_cached(cache::Cache* c, const Compiler& compiler, const Source& src,
+                                                const Target& target) {
+  return lookup(c, binary_key(with_override(src), compiler, target));
+}
+
 cache::StoredKernel fetch_or_compile(cache::Cache* c, const Compiler& compiler, const Source& src,
-                                     const std::optional<KernelSpec>& spec, const Target& target) {
+                                     const std::optional<KernelSpec>& spec, const Target& target, bool* compiled) {
   const KernelSource ks = with_override(src);
+  if (compiled) *compiled = false;
   if (auto hit = lookup(c, binary_key(ks, compiler, target))) return *hit;
+  if (compiled) *compiled = true;
+  log_info(fmt::format("compiling {} ({})", src.name, c ? "not in the cache" : "no cache"));
   Binary bin;
   try {
     bin = compiler.compile(ks.source, target);
@@ -219,7 +227,7 @@ cache::StoredKernel fetch_or_compile(cache::Cache* c, const Compiler& compiler, 
     try {
       k.id = c->put_kernel(k);
     } catch (const Error& e) {
-      std::fprintf(stderr, "i8gemm: warning: could not store %s: %s\n", src.name.c_str(), e.what());
+      log_warning(fmt::format("could not store {}: {}", src.name, e.what()));
     }
   }
   return k;

@@ -55,8 +55,14 @@ std::string untrusted_cache_reason(const std::string& path);
 
 // The binary for `src` from the cache (hash-checked; a damaged entry is reported and compiled
 // afresh), else compiled now and stored when a cache is open. `spec` is null for the utility
-// module. Throws Error("compile", log) when compilation fails.
+// module. Throws Error("compile", log) when compilation fails. `compiled` (optional) says
+// which of the two happened.
 cache::StoredKernel fetch_or_compile(cache::Cache* c, const Compiler& compiler, const Source& src,
-                                     const std::optional<KernelSpec>& spec, const Target& target);
+                                     const std::optional<KernelSpec>& spec, const Target& target,
+                                     bool* compiled = nullptr);
+// The cache's binary for `src`, or nothing (no cache, not there, or a damaged entry, which is
+// reported): what strict mode serves from.
+std::optional<cache::StoredKernel> fetch_cached(cache::Cache* c, const Compiler& compiler, const Source& src,
+                                                const Target& target);
 
 }  // namespace i8g

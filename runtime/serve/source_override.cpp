@@ -2,7 +2,6 @@
 
 #include <sys/stat.h>
 
-#include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -11,6 +10,7 @@
 #include "cache/cache.hpp"
 #include "core/embedded.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "core/options.hpp"
 
 namespace i8g {
@@ -22,10 +22,8 @@ void announce(const std::string& name, const std::string& path) {
   static std::set<std::string> announced;
   std::lock_guard<std::mutex> lock(mu);
   if (!announced.insert(name).second) return;
-  std::fprintf(stderr,
-               "i8gemm: warning: %s is compiled from the source override %s (I8GEMM_SOURCE_OVERRIDE_DIR), "
-               "not from the generator\n",
-               name.c_str(), path.c_str());
+  log_warning(name + " is compiled from the source override " + path +
+              " (I8GEMM_SOURCE_OVERRIDE_DIR), not from the generator");
 }
 
 }  // namespace

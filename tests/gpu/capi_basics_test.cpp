@@ -28,7 +28,7 @@ TEST(CapiNoDevice, DestroyOfNullIsHarmless) { i8gemm_destroy(nullptr); }
 
 TEST(CapiStatus, EveryStatusHasItsOwnString) {
   std::set<std::string> seen;
-  for (int s = I8GEMM_SUCCESS; s <= I8GEMM_ERROR_OUT_OF_MEMORY; ++s) {
+  for (int s = I8GEMM_SUCCESS; s <= I8GEMM_ERROR_NOT_IN_CACHE; ++s) {
     const char* text = i8gemm_status_string(static_cast<i8gemm_status>(s));
     ASSERT_NE(text, nullptr) << s;
     EXPECT_STRNE(text, "") << s;
@@ -52,6 +52,26 @@ TEST(CapiArguments, NullContextAndNullOutAreInvalidArguments) {
   EXPECT_EQ(i8gemm_weight_colsum(nullptr, &p, nullptr, nullptr, nullptr), I8GEMM_ERROR_INVALID_ARGUMENT);
   i8gemm_quantize_args q{};
   EXPECT_EQ(i8gemm_quantize(nullptr, &q, nullptr), I8GEMM_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(CapiArguments, OptionsChoiceAndLogLevelRefuseBadInput) {
+  i8gemm_context* ctx = nullptr;
+  i8gemm_options o{};  // struct_size 0: an uninitialized struct, refused before any device work
+  EXPECT_EQ(i8gemm_create_with_options(0, nullptr, &o, &ctx), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(i8gemm_last_error()).find("struct_size"), std::string::npos) << i8gemm_last_error();
+  EXPECT_EQ(ctx, nullptr);
+  o.struct_size = sizeof o;
+  EXPECT_EQ(i8gemm_create_with_options(0, nullptr, &o, nullptr), I8GEMM_ERROR_INVALID_ARGUMENT);
+  const i8gemm_problem p{64, 64, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TOKEN, I8GEMM_SCALE_PER_CHANNEL,
+                         I8GEMM_OUT_BF16, 0, 0};
+  i8gemm_choice c{};
+  EXPECT_EQ(i8gemm_chosen(nullptr, &p, 1, &c), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(i8gemm_last_error()).find("context"), std::string::npos) << i8gemm_last_error();
+  for (int bad : {-1, 5, 99}) {
+    EXPECT_EQ(i8gemm_set_log_level(bad), I8GEMM_ERROR_INVALID_ARGUMENT) << bad;
+    EXPECT_NE(std::string(i8gemm_last_error()).find("level"), std::string::npos) << i8gemm_last_error();
+  }
+  EXPECT_EQ(i8gemm_set_log_level(I8GEMM_LOG_WARNING), I8GEMM_SUCCESS);
 }
 
 TEST(CapiArguments, LastErrorIsPerThread) {

@@ -101,5 +101,47 @@ TEST(CapiArgs, QuantizeRowsBeyondTheGridLimitAreRejected) {
   EXPECT_EQ(status_of([&] { quantize_request_from_c(&q); }), I8GEMM_SUCCESS);
 }
 
+TEST(CapiArgs, OptionsAreReadOnlyWithinTheirStructSize) {
+  EXPECT_FALSE(engine_options_from_c(nullptr, "t").strict) << "no options: the defaults";
+  i8gemm_options o{};
+  o.strict = 1;
+  try {
+    engine_options_from_c(&o, "t");
+    ADD_FAILURE() << "struct_size 0 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("struct_size"), std::string::npos) << e.what();
+  }
+  o.struct_size = sizeof o;
+  EXPECT_TRUE(engine_options_from_c(&o, "t").strict);
+  o.strict = 0;
+  EXPECT_FALSE(engine_options_from_c(&o, "t").strict);
+}
+
+TEST(CapiArgs, AChoiceFillsTheCStructAndCutsALongNameSafely) {
+  Choice c;
+  c.kernel = "cublaslt:algo=2";
+  c.bucket_max_m = 1024;
+  c.tuned = true;
+  c.binary = Choice::Binary::cublaslt;
+  i8gemm_choice out;
+  std::memset(&out, 0x5a, sizeof out);
+  fill_choice(c, &out);
+  EXPECT_STREQ(out.kernel, "cublaslt:algo=2");
+  EXPECT_EQ(out.bucket_max_m, 1024);
+  EXPECT_EQ(out.origin, I8GEMM_CHOICE_TUNED);
+  EXPECT_EQ(out.binary, I8GEMM_BINARY_CUBLASLT);
+  c.kernel = std::string(400, 'k');
+  c.tuned = false;
+  c.binary = Choice::Binary::compiled;
+  fill_choice(c, &out);
+  EXPECT_EQ(std::strlen(out.kernel), sizeof out.kernel - 1) << "cut to fit and terminated";
+  EXPECT_EQ(out.origin, I8GEMM_CHOICE_UNTUNED_DEFAULT);
+  EXPECT_EQ(out.binary, I8GEMM_BINARY_COMPILED);
+  c.binary = Choice::Binary::cached;
+  fill_choice(c, &out);
+  EXPECT_EQ(out.binary, I8GEMM_BINARY_CACHED);
+}
+
 }  // namespace
 }  // namespace i8g
