@@ -57,27 +57,6 @@ class Context {
 
 std::string status_name(i8gemm_status s) { return fmt::format("{} ({})", i8gemm_status_string(s), int(s)); }
 
-// Stores a tuned winner `candidate` for p covering every M up to m_bucket, under the key
-// prepare computes on this device and toolchain.
-void put_winner(const std::string& cache_path, const i8gemm_problem& p, int64_t m_bucket,
-                const std::string& candidate) {
-  const DeviceInfo dev = query_device(0);
-  const std::string cv = make_compiler(dev.target)->version();
-  cache::Cache c(cache_path, cache::Cache::Mode::read_write);
-  cache::Winner w;
-  w.key = tune_key(dev, cv, to_gemm_problem(p), m_bucket);
-  w.candidate = candidate;
-  w.time_us = 1.0;
-  w.baseline_us = 1.0;
-  w.speedup = 1.0;
-  c.put_winner(w);
-}
-
-// A winner "cublaslt:algo=0": prepare then takes the cuBLASLt path (an int32 accumulator of
-// max_m x N allocated in prepare, cuBLASLt, then the dequant kernel).
-void put_cublaslt_winner(const std::string& cache_path, const i8gemm_problem& p, int64_t m_bucket) {
-  put_winner(cache_path, p, m_bucket, "cublaslt:algo=0");
-}
 
 // Device memory taken until about `leave` bytes are free (or, with leave == 0, until cuMemAlloc
 // fails even for 2 MiB); given back on release() or scope exit.

@@ -145,6 +145,14 @@ class DeviceGemm {
   size_t out_size_;
 };
 
+// Stores a tuned winner `candidate` ("cublaslt:algo=0" or a kernel name) for p covering every M
+// up to m_bucket, under the key prepare computes on device 0 and this toolchain.
+void put_winner(const std::string& cache_path, const i8gemm_problem& p, int64_t m_bucket,
+                const std::string& candidate);
+// A winner "cublaslt:algo=0": prepare then takes the cuBLASLt path (an int32 accumulator of
+// max_m x N allocated in prepare, cuBLASLt, then the dequant kernel).
+void put_cublaslt_winner(const std::string& cache_path, const i8gemm_problem& p, int64_t m_bucket);
+
 // Prepares, poisons, runs through the C ABI, syncs and compares against the reference.
 // Returns the comparison report (empty when exact); fails the test on a non-success status.
 std::string run_and_compare(i8gemm_context* ctx, const i8gemm_problem& p, int64_t m,

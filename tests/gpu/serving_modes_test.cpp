@@ -1,0 +1,100 @@
+// Serving controls on the GPU: strict mode (prepare never compiles; what the cache lacks is
+// I8GEMM_ERROR_NOT_IN_CACHE naming every missing binary), i8gemm_chosen (what runs per M and
+// where it came from) and the log callback (a cold prepare reports each kernel it compiles).
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/gpu/gpu_support.hpp"
+#include "tests/support/files.hpp"
+
+namespace i8g::gputest {
+namespace {
+
+using testsupport::TempDir;
+
+class ServingModes : public GpuTest {};
+
+i8gemm_options strict_options() {
+  i8gemm_options o{};
+  o.struct_size = sizeof o;
+  o.strict = 1;
+  return o;
+}
+
+TEST_F(ServingModes, StrictPrepareOnAnEmptyCacheNamesEveryMissingBinaryAndCompilesNothing) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  const i8gemm_options o = strict_options();
+  i8gemm_context* ctx = nullptr;
+  I8G_OK(i8gemm_create_with_options(0, path.c_str(), &o, &ctx));
+  const i8gemm_problem p = make_problem(2560, 4096);
+  EXPECT_EQ(i8gemm_prepare(ctx, &p, 4096), I8GEMM_ERROR_NOT_IN_CACHE);
+  const std::string err = i8gemm_last_error();
+  EXPECT_NE(err.find("strict mode"), std::string::npos) << err;
+  EXPECT_NE(err.find("utility module"), std::string::npos) << err;
+  EXPECT_NE(err.find("i8g_"), std::string::npos) << "the missing kernels are named: " << err;
+  i8gemm_choice c{};
+  EXPECT_EQ(i8gemm_chosen(ctx, &p, 1, &c), I8GEMM_ERROR_NOT_PREPARED) << "a failed prepare prepares nothing";
+  i8gemm_destroy(ctx);
+  std::printf("[ figure ] strict prepare on an empty cache: %s\n", err.substr(0, 200).c_str());
+}
+
+TEST_F(ServingModes, StrictServesWhatANonStrictPrepareStoredAndChosenSaysWhereItCameFrom) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  const i8gemm_problem p = make_problem(2560, 4096);
+  {  // a cold, non-strict prepare compiles (and says so at info level) and stores
+    struct Lines {
+      std::vector<std::string> v;
+    } lines;
+    i8gemm_set_log_callback([](int, const char* m, void* u) { static_cast<Lines*>(u)->v.push_back(m); }, &lines);
+    I8G_OK(i8gemm_set_log_level(I8GEMM_LOG_INFO));
+    i8gemm_context* ctx = nullptr;
+    I8G_OK(i8gemm_create(0, path.c_str(), &ctx));
+    I8G_OK(i8gemm_prepare(ctx, &p, 256));
+    i8gemm_set_log_callback(nullptr, nullptr);
+    I8G_OK(i8gemm_set_log_level(I8GEMM_LOG_WARNING));
+    int compiling = 0;
+    for (const std::string& l : lines.v) compiling += l.rfind("compiling ", 0) == 0;
+    EXPECT_GT(compiling, 0) << "a cold prepare logs each kernel it compiles at info level";
+    i8gemm_choice c{};
+    I8G_OK(i8gemm_chosen(ctx, &p, 1, &c));
+    EXPECT_EQ(c.binary, I8GEMM_BINARY_COMPILED) << c.kernel;
+    EXPECT_EQ(c.origin, I8GEMM_CHOICE_UNTUNED_DEFAULT) << c.kernel;
+    EXPECT_EQ(i8gemm_chosen(ctx, &p, 257, &c), I8GEMM_ERROR_NOT_PREPARED) << "past max_m";
+    i8gemm_destroy(ctx);
+  }
+  // A cuBLASLt winner for M up to 64: strict serves it and the cached defaults above it.
+  put_cublaslt_winner(path, p, 64);
+  const i8gemm_options o = strict_options();
+  i8gemm_context* ctx = nullptr;
+  I8G_OK(i8gemm_create_with_options(0, path.c_str(), &o, &ctx));
+  I8G_OK(i8gemm_prepare(ctx, &p, 256));
+  i8gemm_choice c{};
+  I8G_OK(i8gemm_chosen(ctx, &p, 17, &c));
+  EXPECT_STREQ(c.kernel, "cublaslt:algo=0");
+  EXPECT_EQ(c.origin, I8GEMM_CHOICE_TUNED);
+  EXPECT_EQ(c.binary, I8GEMM_BINARY_CUBLASLT);
+  EXPECT_EQ(c.bucket_max_m, 64);
+  I8G_OK(i8gemm_chosen(ctx, &p, 200, &c));
+  EXPECT_EQ(c.binary, I8GEMM_BINARY_CACHED) << c.kernel;
+  EXPECT_EQ(c.origin, I8GEMM_CHOICE_UNTUNED_DEFAULT) << c.kernel;
+  EXPECT_EQ(c.bucket_max_m, 256);
+  int exact = 0;
+  for (int64_t m : {1, 17, 64, 65, 200}) {
+    const std::string rep = run_and_compare(ctx, p, m, rng_);
+    EXPECT_TRUE(rep.empty()) << rep;
+    exact += rep.empty();
+  }
+  // A wider prepare needs kernels the cache lacks: refused, and the narrower one still serves.
+  EXPECT_EQ(i8gemm_prepare(ctx, &p, 4096), I8GEMM_ERROR_NOT_IN_CACHE) << i8gemm_last_error();
+  const std::string rep = run_and_compare(ctx, p, 100, rng_);
+  EXPECT_TRUE(rep.empty()) << rep;
+  i8gemm_destroy(ctx);
+  std::printf("[ figure ] strict mode over a stored cache: %d of 5 runs exact; a wider prepare refused\n", exact);
+}
+
+}  // namespace
+}  // namespace i8g::gputest
