@@ -4,6 +4,9 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "core/error.hpp"
 
 namespace i8g {
@@ -14,7 +17,7 @@ namespace {
   X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate) \
   X(cublasLtMatrixLayoutDestroy) X(cublasLtMatmulPreferenceCreate)                         \
   X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute)               \
-  X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul)
+  X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul) X(cublasLtMatrixLayoutInit_internal) X(cublasLtMatmulAlgoCheck)
 
 struct Lt {
 #define X(name) decltype(&::name) name = nullptr;
@@ -60,6 +63,20 @@ struct LtGemm::Impl {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   std::vector<cublasLtMatmulHeuristicResult_t> algos;
   Kind kind;
+  int64_t n = 0, k = 0;
+  // The m-row layouts of x (B) and the output (C), initialized in caller-provided storage.
+  struct RowLayouts {
+    cublasLtMatrixLayoutOpaque_t b, c;
+  };
+  void init_rows(RowLayouts& r, int64_t m) const {
+    const bool i8 = kind == Kind::i8_i32;
+    check(l->cublasLtMatrixLayoutInit_internal(&r.b, sizeof r.b, i8 ? CUDA_R_8I : CUDA_R_16BF, uint64_t(k),
+                                               uint64_t(m), k),
+          "cublasLtMatrixLayoutInit (x)");
+    check(l->cublasLtMatrixLayoutInit_internal(&r.c, sizeof r.c, i8 ? CUDA_R_32I : CUDA_R_16BF, uint64_t(n),
+                                               uint64_t(m), n),
+          "cublasLtMatrixLayoutInit (out)");
+  }
   ~Impl() {
     if (!l) return;
     if (desc) l->cublasLtMatmulDescDestroy(desc);
@@ -78,6 +95,8 @@ LtGemm::LtGemm(Kind kind, int64_t m, int64_t n, int64_t k, WeightLayout layout, 
   Impl& s = *impl_;
   s.l = l;
   s.kind = kind;
+  s.n = n;
+  s.k = k;
   const bool i8 = kind == Kind::i8_i32;
   const cudaDataType_t ab = i8 ? CUDA_R_8I : CUDA_R_16BF;
   const cudaDataType_t ct = i8 ? CUDA_R_32I : CUDA_R_16BF;
@@ -125,6 +144,43 @@ void LtGemm::run(int algo, const void* x, const void* w, void* c, void* workspac
   check(s.l->cublasLtMatmul(s.l->handle, s.desc, i8 ? static_cast<const void*>(&one_i) : &one_f, w, s.a, x,
                             s.b, i8 ? static_cast<const void*>(&zero_i) : &zero_f, c, s.c, c, s.c, &h.algo,
                             workspace, h.workspaceSize, reinterpret_cast<cudaStream_t>(st)),
+        "cublasLtMatmul");
+}
+
+LtAlgorithm LtGemm::algorithm(int algo) const {
+  const auto& h = impl_->algos.at(size_t(algo));
+  LtAlgorithm a;
+  static_assert(sizeof(a.data) == sizeof(h.algo.data), "cublasLtMatmulAlgo_t is 8 words");
+  std::memcpy(a.data.data(), h.algo.data, sizeof(a.data));
+  a.workspace = h.workspaceSize;
+  return a;
+}
+
+bool LtGemm::supports(const LtAlgorithm& a, int64_t m) const {
+  const Impl& s = *impl_;
+  Impl::RowLayouts r;
+  s.init_rows(r, m);
+  cublasLtMatmulAlgo_t algo;
+  std::memcpy(algo.data, a.data.data(), sizeof(algo.data));
+  cublasLtMatmulHeuristicResult_t result{};
+  return s.l->cublasLtMatmulAlgoCheck(s.l->handle, s.desc, s.a, &r.b, &r.c, &r.c, &algo, &result) ==
+             CUBLAS_STATUS_SUCCESS &&
+         result.workspaceSize <= kWorkspaceBytes;
+}
+
+void LtGemm::run(const LtAlgorithm& a, int64_t m, const void* x, const void* w, void* c, void* workspace,
+                 CUstream st) const {
+  const Impl& s = *impl_;
+  Impl::RowLayouts r;
+  s.init_rows(r, m);
+  cublasLtMatmulAlgo_t algo;
+  std::memcpy(algo.data, a.data.data(), sizeof(algo.data));
+  const int32_t one_i = 1, zero_i = 0;
+  const float one_f = 1.0f, zero_f = 0.0f;
+  const bool i8 = s.kind == Kind::i8_i32;
+  check(s.l->cublasLtMatmul(s.l->handle, s.desc, i8 ? static_cast<const void*>(&one_i) : &one_f, w, s.a, x, &r.b,
+                            i8 ? static_cast<const void*>(&zero_i) : &zero_f, c, &r.c, c, &r.c, &algo, workspace,
+                            std::min(a.workspace, kWorkspaceBytes), reinterpret_cast<cudaStream_t>(st)),
         "cublasLtMatmul");
 }
 

@@ -4,6 +4,8 @@
 #pragma once
 #include <cuda.h>
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +13,14 @@
 #include "generator/types.hpp"
 
 namespace i8g {
+
+// One cuBLASLt algorithm kept by value: its opaque configuration (cublasLtMatmulAlgo_t) and the
+// workspace it asked for, not an index into a heuristic list (another M's list can order its
+// algorithms differently).
+struct LtAlgorithm {
+  std::array<uint64_t, 8> data{};
+  size_t workspace = 0;
+};
 
 class LtGemm {
  public:
@@ -30,6 +40,15 @@ class LtGemm {
   size_t workspace_bytes(int algo) const;
   // c[M,N] (int32 or bf16, row-major) = x . w^T with algorithm `algo`, asynchronously.
   void run(int algo, const void* x, const void* w, void* c, void* workspace, CUstream s) const;
+
+  // The heuristic list's algorithm `algo`, by value.
+  LtAlgorithm algorithm(int algo) const;
+  // Whether cuBLASLt accepts `a` for this GEMM over m rows (cublasLtMatmulAlgoCheck; host only).
+  bool supports(const LtAlgorithm& a, int64_t m) const;
+  // c = x . w^T over m rows with algorithm `a` and this object's descriptor: the m-row layouts
+  // are built in place on the stack, so nothing is allocated and no heuristic is asked.
+  void run(const LtAlgorithm& a, int64_t m, const void* x, const void* w, void* c, void* workspace,
+           CUstream s) const;
   std::string version() const;  // "cublasLt 13.0.x"
 
  private:

@@ -33,6 +33,33 @@ void LtDequant::run_dequant(const I8gArgs& a, CUstream stream) const {
   dequant_(acc_.get<int32_t>(), a, stream);
 }
 
+LtAlgorithm LtDequant::pick(int index, int64_t tuned_m, int64_t m_lo, int64_t m_hi) const {
+  const LtGemm& at = gemm(tuned_m);
+  if (index < 0 || index >= at.algo_count())
+    throw Error(ErrorKind::unsupported, "i8gemm_prepare",
+                fmt::format("the tuned cuBLASLt algorithm {} of M={} is not in this cuBLASLt's list of {} ({}); "
+                            "tune again with this cuBLASLt",
+                            index, tuned_m, at.algo_count(), at.version()));
+  const LtAlgorithm a = at.algorithm(index);
+  base_.store(&at, std::memory_order_release);
+  for (int64_t m : {m_lo, m_hi})
+    if (!at.supports(a, m))
+      throw Error(ErrorKind::unsupported, "i8gemm_prepare",
+                  fmt::format("cuBLASLt refuses its tuned algorithm {} (tuned at M={}) for M={} of N={} K={}; tune "
+                              "that bucket again",
+                              index, tuned_m, m, p_.n, p_.k));
+  return a;
+}
+
+void LtDequant::run(const LtAlgorithm& algo, const I8gArgs& a, CUstream stream) const {
+  check_rows(a.m);
+  // Any M's descriptor serves: the m-row layouts are made per call.
+  const LtGemm* g = base_.load(std::memory_order_acquire);
+  if (!g) throw Error(ErrorKind::internal, "LtDequant::run", "no descriptor was made at prepare (pick first)");
+  g->run(algo, a.m, a.x, a.w, acc_.get(), workspace_.get(), stream);
+  dequant_(acc_.get<int32_t>(), a, stream);
+}
+
 void LtDequant::check_rows(int64_t m) const {
   // More rows than the accumulator holds would write past its end.
   if (m > max_m_)

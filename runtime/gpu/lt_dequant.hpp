@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,15 @@ class LtDequant {
   void run_gemm(int algo, const I8gArgs& a, CUstream stream) const;
   void run_dequant(const I8gArgs& a, CUstream stream) const;
 
+  // For serving, at prepare: the algorithm `index` of the heuristic list at `tuned_m` rows (the
+  // M a tune chose it at), by value, after cuBLASLt accepted it for m_lo and m_hi rows, the ends
+  // of the bucket it will serve. Throws Error (unsupported) naming the rows it refuses, or when
+  // the list is shorter than index + 1 (another cuBLASLt version).
+  LtAlgorithm pick(int index, int64_t tuned_m, int64_t m_lo, int64_t m_hi) const;
+  // The run path: cuBLASLt with that algorithm over a.m rows (layouts built in place from the
+  // descriptor made at prepare: no allocation, no heuristic), then the dequant.
+  void run(const LtAlgorithm& algo, const I8gArgs& a, CUstream stream) const;
+
  private:
   const LtGemm& gemm(int64_t m) const;
   void check_rows(int64_t m) const;
@@ -52,6 +62,7 @@ class LtDequant {
   DeviceBuffer acc_, workspace_;
   mutable std::mutex mu_;
   mutable std::map<int64_t, std::unique_ptr<LtGemm>> by_m_;
+  mutable std::atomic<const LtGemm*> base_{nullptr};  // the descriptor run(LtAlgorithm) uses (set by pick)
 };
 
 }  // namespace i8g

@@ -46,9 +46,10 @@ struct Engine::Prepared {
   struct Bucket {
     int64_t max_m;                 // covers m <= max_m
     const KernelInstance* kernel;  // or null for a bucket cuBLASLt won
-    int lt_algo;                   // that bucket's algorithm
+    int lt_algo;                   // that bucket's algorithm: its index in the tune's heuristic list
     bool tuned;                    // from a tuned winner (else the untuned default)
     bool compiled;                 // its kernel was compiled by this process
+    LtAlgorithm lt;                // the algorithm itself, fixed at prepare (cuBLASLt buckets)
   };
   GemmProblem problem;
   int64_t max_m = 0;
@@ -220,7 +221,6 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
   auto prep = std::make_unique<Prepared>();
   prep->problem = p;
   prep->max_m = max_m;
-  bool any_lt = false;
   std::vector<const Loaded*> bucket_kernels;  // per bucket; null where cuBLASLt won
   std::map<const Loaded*, int64_t> rows_served;
   for (int64_t bound : bounds) {
@@ -233,9 +233,13 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
       }
     }
     if (const LtAlgo* algo = won ? lt_algo_of(*won) : nullptr) {
-      prep->buckets.push_back({bound, nullptr, algo->index, true, false});
+      // The algorithm the tune timed (its index in the heuristic list of the tuned M), kept by
+      // value and checked for both ends of this bucket now, not looked up on the run path.
+      if (!prep->lt) prep->lt = make_lt_dequant(p, max_m);
+      const int64_t lo = prep->buckets.empty() ? 1 : prep->buckets.back().max_m + 1;
+      const LtAlgorithm a = prep->lt->pick(algo->index, w->first, lo, std::min(bound, max_m));
+      prep->buckets.push_back({bound, nullptr, algo->index, true, false, a});
       bucket_kernels.push_back(nullptr);
-      any_lt = true;
       continue;
     }
     KernelConfig config;
@@ -261,7 +265,7 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
       if (std::find(missing.begin(), missing.end(), spec.name()) == missing.end()) missing.push_back(spec.name());
       continue;
     }
-    prep->buckets.push_back({bound, nullptr, 0, tuned_kernel, k->compiled});
+    prep->buckets.push_back({bound, nullptr, 0, tuned_kernel, k->compiled, {}});
     bucket_kernels.push_back(k);
     rows_served[k] = std::max(rows_served[k], std::min(bound, max_m));
   }
@@ -285,7 +289,6 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
     prep->instances.emplace(k, KernelInstance(k->spec, k->fn, rows, dev_.target.sm_count));
   for (size_t i = 0; i < prep->buckets.size(); ++i)
     if (bucket_kernels[i]) prep->buckets[i].kernel = &prep->instances.at(bucket_kernels[i]);
-  if (any_lt) prep->lt = make_lt_dequant(p, max_m);
   // A wider re-prepare retires the old entry instead of freeing it: work already enqueued, and
   // graphs captured with its kernels and workspaces, may still use them.
   if (auto old = prepared_.find(id); old != prepared_.end()) retired_.push_back(std::move(old->second));
@@ -448,9 +451,7 @@ void Engine::run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const 
   }
   CurrentContext cc(ctx_);
   if (k) return k->launch(a, stream);
-  // cuBLASLt's heuristic may offer fewer algorithms at this M than at the one tuned.
-  const int algo = bucket->lt_algo < prep.lt->algo_count(a.m) ? bucket->lt_algo : 0;
-  prep.lt->run(algo, a, stream);  // prepare loaded the utility module
+  prep.lt->run(bucket->lt, a, stream);  // prepare fixed the algorithm and loaded the utility module
 }
 
 void Engine::weight_colsum(const GemmProblem& p, const int8_t* w, int32_t* colsum, CUstream stream) {

@@ -3,9 +3,11 @@
 // where it came from) and the log callback (a cold prepare reports each kernel it compiles).
 #include <fmt/format.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "runtime/gpu/cublaslt.hpp"
 #include "tests/gpu/gpu_support.hpp"
 #include "tests/support/files.hpp"
 
@@ -94,6 +96,58 @@ TEST_F(ServingModes, StrictServesWhatANonStrictPrepareStoredAndChosenSaysWhereIt
   EXPECT_TRUE(rep.empty()) << rep;
   i8gemm_destroy(ctx);
   std::printf("[ figure ] strict mode over a stored cache: %d of 5 runs exact; a wider prepare refused\n", exact);
+}
+
+// A cuBLASLt bucket's algorithm is fixed at prepare: the run path builds its layouts in place
+// and asks no heuristic, so a graph captured over M values never run before replays exactly.
+TEST_F(ServingModes, ACapturedGraphOverEveryMOfACublasLtBucketIsExact) {
+  std::string why;
+  if (!LtGemm::available(&why)) GTEST_SKIP() << "cuBLASLt not available: " << why;
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  const i8gemm_problem p = make_problem(768, 4096);
+  put_cublaslt_winner(path, p, 64);
+  i8gemm_context* ctx = nullptr;
+  I8G_OK(i8gemm_create(0, path.c_str(), &ctx));
+  I8G_OK(i8gemm_prepare(ctx, &p, 64));
+  i8gemm_choice c{};
+  I8G_OK(i8gemm_chosen(ctx, &p, 64, &c));
+  ASSERT_STREQ(c.kernel, "cublaslt:algo=0");
+  const std::vector<int64_t> ms = {1, 2, 3, 5, 8, 13, 21, 34, 55, 64};
+  Stream s;
+  std::vector<HostOperands> hosts;
+  std::vector<std::unique_ptr<DeviceGemm>> devs;
+  for (int64_t m : ms) {
+    hosts.push_back(random_operands(p, m, rng_));
+    devs.push_back(std::make_unique<DeviceGemm>(ctx, p, hosts.back(), s));
+    devs.back()->poison_out(s);
+  }
+  s.sync();
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  I8G_CU(cuStreamBeginCapture(s.get(), CU_STREAM_CAPTURE_MODE_GLOBAL));
+  for (size_t i = 0; i < ms.size(); ++i) {
+    i8gemm_args a = devs[i]->args();
+    const i8gemm_status st = i8gemm_run(ctx, &p, &a, s.handle());
+    if (st != I8GEMM_SUCCESS) {
+      driver().cuStreamEndCapture(s.get(), &graph);
+      FAIL() << "M=" << ms[i] << ": " << i8gemm_last_error();
+    }
+  }
+  I8G_CU(cuStreamEndCapture(s.get(), &graph));
+  I8G_CU(cuGraphInstantiateWithFlags(&exec, graph, 0));
+  I8G_CU(cuGraphLaunch(exec, s.get()));
+  s.sync();
+  int exact = 0;
+  for (size_t i = 0; i < ms.size(); ++i) {
+    const std::string r = compare_outputs(p, ms[i], devs[i]->out_bytes(), reference_bytes(p, hosts[i]));
+    EXPECT_TRUE(r.empty()) << "M=" << ms[i] << ": " << r;
+    exact += r.empty();
+  }
+  driver().cuGraphExecDestroy(exec);
+  driver().cuGraphDestroy(graph);
+  i8gemm_destroy(ctx);
+  std::printf("[ figure ] one graph over %zu M values of a cuBLASLt bucket: %d exact\n", ms.size(), exact);
 }
 
 }  // namespace
