@@ -65,8 +65,19 @@ i8gemm_status i8gemm_create_with_options(int device, const char* cache_path, con
     if (!out) throw i8g::Error(i8g::ErrorKind::invalid_argument, "i8gemm_create", "out is null");
     *out = nullptr;
     const i8g::EngineOptions o = i8g::engine_options_from_c(options, "i8gemm_create");
+    // The engine makes its device's primary context current for its own setup; a C caller gets
+    // its thread's context back as it was (issue 14: leave the caller's CUDA state as found).
+    CUcontext caller = nullptr;
+    const bool had_driver = i8g::Driver::get(nullptr) != nullptr;
+    if (had_driver) i8g::driver().cuCtxGetCurrent(&caller);
     auto ctx = std::make_unique<i8gemm_context>();
-    ctx->engine = std::make_unique<i8g::Engine>(device, cache_path ? cache_path : "", o);
+    try {
+      ctx->engine = std::make_unique<i8g::Engine>(device, cache_path ? cache_path : "", o);
+    } catch (...) {
+      if (had_driver) i8g::driver().cuCtxSetCurrent(caller);
+      throw;
+    }
+    i8g::driver().cuCtxSetCurrent(caller);
     *out = ctx.release();
   });
 }
@@ -98,10 +109,14 @@ i8gemm_status i8gemm_set_log_level(int level) {
 void i8gemm_set_log_callback(i8gemm_log_fn fn, void* user) { i8g::set_log_sink(fn, user); }
 
 void i8gemm_destroy(i8gemm_context* ctx) {
+  if (!ctx) return;
+  CUcontext caller = nullptr;
+  i8g::driver().cuCtxGetCurrent(&caller);  // a context exists, so the driver was loaded
   try {
     delete ctx;
   } catch (...) {
   }
+  i8g::driver().cuCtxSetCurrent(caller);
 }
 
 i8gemm_status i8gemm_prepare(i8gemm_context* ctx, const i8gemm_problem* problem, int64_t max_m) {

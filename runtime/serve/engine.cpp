@@ -88,12 +88,25 @@ KernelConfig untuned_default(const GemmProblem& p, const Target& t, int64_t m) {
   return c;
 }
 
+// Makes the engine's context current for one call and puts the caller's back afterwards, so a
+// call leaves the thread's CUDA state as it found it (no call when they are the same).
 struct CurrentContext {
   explicit CurrentContext(CUcontext ctx) {
-    CUcontext cur = nullptr;
-    driver().cuCtxGetCurrent(&cur);
-    if (cur != ctx) check_cu(driver().cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    driver().cuCtxGetCurrent(&caller_);
+    if (caller_ != ctx) {
+      check_cu(driver().cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+      switched_ = true;
+    }
   }
+  ~CurrentContext() {
+    if (switched_) driver().cuCtxSetCurrent(caller_);
+  }
+  CurrentContext(const CurrentContext&) = delete;
+  CurrentContext& operator=(const CurrentContext&) = delete;
+
+ private:
+  CUcontext caller_ = nullptr;
+  bool switched_ = false;
 };
 
 }  // namespace

@@ -150,5 +150,42 @@ TEST_F(ServingModes, ACapturedGraphOverEveryMOfACublasLtBucketIsExact) {
   std::printf("[ figure ] one graph over %zu M values of a cuBLASLt bucket: %d exact\n", ms.size(), exact);
 }
 
+// Every call puts the thread's current CUDA context back as it found it, here: none.
+TEST_F(ServingModes, EveryCallLeavesTheThreadsCurrentContextAsItWas) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  const i8gemm_problem p = make_problem(768, 4096);
+  const int64_t m = 16;
+  HostOperands h = random_operands(p, m, rng_);
+  Stream s;  // made while the primary context is current (GpuTest::SetUp)
+  auto current = [] {
+    CUcontext c = nullptr;
+    driver().cuCtxGetCurrent(&c);
+    return c;
+  };
+  I8G_CU(cuCtxSetCurrent(nullptr));
+  i8gemm_context* ctx = nullptr;
+  I8G_OK(i8gemm_create(0, path.c_str(), &ctx));
+  EXPECT_EQ(current(), nullptr) << "i8gemm_create";
+  I8G_OK(i8gemm_prepare(ctx, &p, m));
+  EXPECT_EQ(current(), nullptr) << "i8gemm_prepare";
+  I8G_CU(cuCtxSetCurrent(ctx_));
+  DeviceGemm d(ctx, p, h, s);
+  d.poison_out(s);
+  const i8gemm_args a = d.args();
+  I8G_CU(cuCtxSetCurrent(nullptr));
+  I8G_OK(i8gemm_run(ctx, &p, &a, s.handle()));
+  EXPECT_EQ(current(), nullptr) << "i8gemm_run";
+  i8gemm_choice c{};
+  I8G_OK(i8gemm_chosen(ctx, &p, m, &c));
+  EXPECT_EQ(current(), nullptr) << "i8gemm_chosen";
+  i8gemm_destroy(ctx);
+  EXPECT_EQ(current(), nullptr) << "i8gemm_destroy";
+  I8G_CU(cuCtxSetCurrent(ctx_));
+  s.sync();
+  const std::string r = compare_outputs(p, m, d.out_bytes(), reference_bytes(p, h));
+  EXPECT_TRUE(r.empty()) << r;
+}
+
 }  // namespace
 }  // namespace i8g::gputest
