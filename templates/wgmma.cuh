@@ -116,6 +116,44 @@ __device__ __forceinline__ void wgmma_s8<256>(int (&d)[128], wg::u64 a, wg::u64 
       : "l"(a), "l"(b));
 }
 
+// The epilogue of one warpgroup's accumulators: MI m64nBN instructions whose register r of
+// instruction i holds row row0 + 64*i + d_row(t, r) and column n0 + d_col(t, r) (wgmma_frag.h),
+// through epilogue.cuh per element, guarded for M and N tails.
+template <int MI, int BN, int ACT, int WSC, int OUT, int BIAS, int ASYM>
+__device__ __forceinline__ void store_fragments(const I8gArgs& args, int (&acc)[MI][BN / 2], long long row0,
+                                                long long n0, long long M, long long N, int t) {
+  float sx[MI][2];
+  int zp[MI][2];
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long m = row0 + i * wg::kM + wg::d_row(t, 2 * h);
+      sx[i][h] = 0.0f;
+      zp[i][h] = 0;
+      if (m < M) load_row_operands<ACT, OUT, ASYM>(args, m, sx[i][h], zp[i][h]);
+    }
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const long long n = n0 + wg::d_col(t, 4 * j + e);
+      if (n >= N) continue;
+      float sw, b;
+      int colsum;
+      load_col_operands<WSC, OUT, BIAS, ASYM>(args, n, sw, b, colsum);
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const long long m = row0 + i * wg::kM + wg::d_row(t, 2 * h);
+          if (m < M)
+            finish<OUT, BIAS, ASYM>(args.out, m * N + n, acc[i][4 * j + 2 * h + e], sx[i][h], zp[i][h], sw, b,
+                                    colsum);
+        }
+    }
+}
+
 template <int BM, int BN, int WG, int STAGES, long long N_, long long K_, int ACT, int WSC, int OUT,
           int BIAS, int ASYM>
 __global__ void __launch_bounds__(wg::kWarpgroup * WG, 1)
@@ -204,36 +242,7 @@ __global__ void __launch_bounds__(wg::kWarpgroup * WG, 1)
 
   // Epilogue: register r of instruction i holds row 64*(MI*wgi + i) + d_row(t, r) and column
   // d_col(t, r) of the block tile (wgmma_frag.h).
-  float sx[MI][2];
-  int zp[MI][2];
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const long long m = m0 + (MI * wgi + i) * wg::kM + wg::d_row(t, 2 * h);
-      sx[i][h] = 0.0f;
-      zp[i][h] = 0;
-      if (m < M) load_row_operands<ACT, OUT, ASYM>(args, m, sx[i][h], zp[i][h]);
-    }
-#pragma unroll
-  for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const long long n = n0 + wg::d_col(t, 4 * j + e);
-      if (n >= N) continue;
-      float sw, b;
-      int colsum;
-      load_col_operands<WSC, OUT, BIAS, ASYM>(args, n, sw, b, colsum);
-#pragma unroll
-      for (int i = 0; i < MI; ++i)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const long long m = m0 + (MI * wgi + i) * wg::kM + wg::d_row(t, 2 * h);
-          if (m < M)
-            finish<OUT, BIAS, ASYM>(args.out, m * N + n, acc[i][4 * j + 2 * h + e], sx[i][h],
-                                    zp[i][h], sw, b, colsum);
-        }
-    }
+  store_fragments<MI, BN, ACT, WSC, OUT, BIAS, ASYM>(args, acc, m0 + (long long)MI * wgi * wg::kM, n0, M, N, t);
 }
 
 }  // namespace i8g

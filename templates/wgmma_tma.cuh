@@ -223,37 +223,8 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
 
     // Epilogue: register r of instruction i holds row c*RM + 64*i + d_row(t, r) and column
     // d_col(t, r) of the tile (wgmma_frag.h), as in the wgmma family.
-    const long long m0 = (long long)tm * BM + c * RM, n0 = (long long)tn * BN;
-    float sx[MI][2];
-    int zp[MI][2];
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const long long m = m0 + i * wg::kM + wg::d_row(t, 2 * h);
-        sx[i][h] = 0.0f;
-        zp[i][h] = 0;
-        if (m < M) load_row_operands<ACT, OUT, ASYM>(args, m, sx[i][h], zp[i][h]);
-      }
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const long long n = n0 + wg::d_col(t, 4 * j + e);
-        if (n >= N) continue;
-        float sw, b;
-        int colsum;
-        load_col_operands<WSC, OUT, BIAS, ASYM>(args, n, sw, b, colsum);
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const long long m = m0 + i * wg::kM + wg::d_row(t, 2 * h);
-            if (m < M)
-              finish<OUT, BIAS, ASYM>(args.out, m * N + n, acc[i][4 * j + 2 * h + e], sx[i][h], zp[i][h], sw, b,
-                                      colsum);
-          }
-      }
+    store_fragments<MI, BN, ACT, WSC, OUT, BIAS, ASYM>(args, acc, (long long)tm * BM + c * RM, (long long)tn * BN, M,
+                                                       N, t);
   }
 }
 

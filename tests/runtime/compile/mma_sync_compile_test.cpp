@@ -65,15 +65,10 @@ TEST(MmaSync, EveryEpilogueOptionCompilesWithTails) {
   for (const char* arch : {"sm_80", "sm_90a"}) {
     const Target t = Target::from_arch(arch);
     std::vector<KernelSpec> specs;
-    for (OutType o : {OutType::bf16, OutType::f16, OutType::f32, OutType::i32})
-      for (int flags = 0; flags < 4; ++flags) {
-        GemmProblem p{1000, 4080, WeightLayout::nk, ActScale::per_token, WeightScale::per_channel, o,
-                      bool(flags & 1), bool(flags & 2)};
-        if (!p.invalid_reason().empty()) continue;
-        specs.push_back({p, heuristic_default(p, t, 16, Family::mma_sync), t.arch});
-      }
-    GemmProblem tensor_scales{1000, 4080, WeightLayout::nk, ActScale::per_tensor, WeightScale::per_tensor};
-    specs.push_back({tensor_scales, heuristic_default(tensor_scales, t, 4096, Family::mma_sync), t.arch});
+    for (const GemmProblem& p : test::epilogue_option_problems()) {
+      const bool tensor = p.act_scale == ActScale::per_tensor;
+      specs.push_back({p, heuristic_default(p, t, tensor ? 4096 : 16, Family::mma_sync), t.arch});
+    }
     compile_and_check(t, specs, false);
   }
 }

@@ -48,6 +48,21 @@ inline void expect_clean_tensor_kernel(const KernelSpec& spec, const CompileOutc
   family(spec, o, r, shape);
 }
 
+// Every epilogue option of N x K with [N,K] weights (each output type, with and without bias and
+// asymmetry, per-token x per-channel scales), then the per-tensor x per-tensor one last.
+// N = 1000 and K = 4080 leave partial N and K tiles in every family.
+inline std::vector<GemmProblem> epilogue_option_problems(int64_t n = 1000, int64_t k = 4080) {
+  std::vector<GemmProblem> out;
+  for (OutType o : {OutType::bf16, OutType::f16, OutType::f32, OutType::i32})
+    for (int flags = 0; flags < 4; ++flags) {
+      GemmProblem p{n, k, WeightLayout::nk, ActScale::per_token, WeightScale::per_channel, o, bool(flags & 1),
+                    bool(flags & 2)};
+      if (p.invalid_reason().empty()) out.push_back(p);
+    }
+  out.push_back({n, k, WeightLayout::nk, ActScale::per_tensor, WeightScale::per_tensor});
+  return out;
+}
+
 // Emits and compiles `specs` for `t` in parallel, then checks each one as above.
 inline std::vector<CompileOutcome> compile_tensor_kernels(const Target& t, const std::vector<KernelSpec>& specs,
                                                           const FamilyChecks& family) {

@@ -79,14 +79,9 @@ TEST(Wgmma, EveryCandidateOfAShapeCompilesWithoutSpills) {
 TEST(Wgmma, EveryEpilogueOptionCompilesWithTails) {
   // N = 1000 leaves a partial N tile, K = 4080 a partial K tile (zero-filled chunks).
   std::vector<KernelSpec> specs;
-  for (OutType o : {OutType::bf16, OutType::f16, OutType::f32, OutType::i32})
-    for (int flags = 0; flags < 4; ++flags) {
-      GemmProblem p{1000, 4080, WeightLayout::nk, ActScale::per_token, WeightScale::per_channel, o,
-                    bool(flags & 1), bool(flags & 2)};
-      if (!p.invalid_reason().empty()) continue;
-      specs.push_back({p, heuristic_default(p, hopper(), 16, Family::wgmma), "sm_90a"});
-    }
-  GemmProblem tensor_scales{1000, 4080, WeightLayout::nk, ActScale::per_tensor, WeightScale::per_tensor};
-  specs.push_back({tensor_scales, heuristic_default(tensor_scales, hopper(), 4096, Family::wgmma), "sm_90a"});
+  for (const GemmProblem& p : test::epilogue_option_problems()) {
+    const bool tensor = p.act_scale == ActScale::per_tensor;
+    specs.push_back({p, heuristic_default(p, hopper(), tensor ? 4096 : 16, Family::wgmma), "sm_90a"});
+  }
   compile_and_check(specs, false);
 }

@@ -74,15 +74,10 @@ TEST(WgmmaTma, EveryCandidateOfTheTp4ShapesCompilesCleanly) {
 TEST(WgmmaTma, EveryEpilogueOptionCompilesWithTails) {
   // N = 1000 leaves a partial N tile, K = 4080 a partial K tile (zero-filled by TMA).
   std::vector<KernelSpec> specs;
-  for (OutType o : {OutType::bf16, OutType::f16, OutType::f32, OutType::i32})
-    for (int flags = 0; flags < 4; ++flags) {
-      GemmProblem p{1000, 4080, WeightLayout::nk, ActScale::per_token, WeightScale::per_channel, o,
-                    bool(flags & 1), bool(flags & 2)};
-      if (!p.invalid_reason().empty()) continue;
-      specs.push_back(tma_candidates(p).front());
-    }
-  GemmProblem tensor_scales{1000, 4080, WeightLayout::nk, ActScale::per_tensor, WeightScale::per_tensor};
-  specs.push_back(tma_candidates(tensor_scales).back());
+  for (const GemmProblem& p : test::epilogue_option_problems()) {
+    const std::vector<KernelSpec> all = tma_candidates(p);
+    specs.push_back(p.act_scale == ActScale::per_tensor ? all.back() : all.front());
+  }
   compile_and_check(specs, false);
 }
 
