@@ -116,6 +116,24 @@ __device__ __forceinline__ void wgmma_s8<256>(int (&d)[128], wg::u64 a, wg::u64 
       : "l"(a), "l"(b));
 }
 
+// One K tile (128 bytes of k, four k32 steps) of MI m64nBN instructions: A's instruction i at
+// sa + 64*128*i, B at sb, both 128B-swizzled K-major tiles; the accumulators pinned around the
+// asynchronous MMAs; one commit group. The caller waits (wait_group) as its pipeline allows.
+template <int MI, int BN>
+__device__ __forceinline__ void mma_k_tile(int (&acc)[MI][BN / 2], unsigned sa, unsigned sb) {
+#pragma unroll
+  for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < wg::kRowBytes / wg::kK; ++kk) {
+    const wg::u64 db = wg::make_desc(sb + wg::k_step_offset(kk));
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+      wgmma_s8<BN>(acc[i], wg::make_desc(sa + i * wg::kM * wg::kRowBytes + wg::k_step_offset(kk)), db);
+  }
+  wgmma_commit();
+}
+
 // The epilogue of one warpgroup's accumulators: MI m64nBN instructions whose register r of
 // instruction i holds row row0 + 64*i + d_row(t, r) and column n0 + d_col(t, r) (wgmma_frag.h),
 // through epilogue.cuh per element, guarded for M and N tails.
@@ -222,17 +240,7 @@ __global__ void __launch_bounds__(wg::kWarpgroup * WG, 1)
 
     const unsigned sa = base + stage * STAGE_BYTES + wgi * (MI * wg::kM * BK);
     const unsigned sb = base + stage * STAGE_BYTES + A_BYTES;
-#pragma unroll
-    for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < BK / wg::kK; ++kk) {
-      const wg::u64 db = wg::make_desc(sb + wg::k_step_offset(kk));
-#pragma unroll
-      for (int i = 0; i < MI; ++i)
-        wgmma_s8<BN>(acc[i], wg::make_desc(sa + i * wg::kM * BK + wg::k_step_offset(kk)), db);
-    }
-    wgmma_commit();
+    mma_k_tile<MI, BN>(acc, sa, sb);
     wgmma_wait_all();
 #pragma unroll
     for (int i = 0; i < MI; ++i) fence_operands(acc[i]);

@@ -195,17 +195,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
       tma::mbar_wait(full(stage), phase);
       const unsigned sa = base + unsigned(stage) * STAGE_BYTES + unsigned(c * RM * BK);
       const unsigned sb = base + unsigned(stage) * STAGE_BYTES + A_BYTES;
-#pragma unroll
-      for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < BK / wg::kK; ++kk) {
-        const wg::u64 db = wg::make_desc(sb + wg::k_step_offset(kk));
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-          wgmma_s8<BN>(acc[i], wg::make_desc(sa + i * wg::kM * BK + wg::k_step_offset(kk)), db);
-      }
-      wgmma_commit();
+      mma_k_tile<MI, BN>(acc, sa, sb);
       tma::wgmma_wait<1>();  // the previous K tile's group has completed: its stage is free
 #pragma unroll
       for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
