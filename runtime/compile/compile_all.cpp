@@ -12,7 +12,8 @@ namespace i8g {
 
 std::vector<CompileOutcome> compile_all(const Compiler& compiler, const std::vector<Source>& sources,
                                         const Target& target, int threads,
-                                        const std::function<void(size_t, size_t)>& progress) {
+                                        const std::function<void(size_t, size_t)>& progress,
+                                        const std::function<void(size_t, CompileOutcome&)>& finished) {
   std::vector<CompileOutcome> out(sources.size());
   if (sources.empty()) return out;
   size_t workers = threads > 0 ? size_t(threads) : size_t(usable_cpus());  // cgroup quotas included
@@ -32,6 +33,12 @@ std::vector<CompileOutcome> compile_all(const Compiler& compiler, const std::vec
       }
       std::lock_guard<std::mutex> lock(progress_mutex);
       ++done;
+      if (finished) {
+        try {
+          finished(i, out[i]);
+        } catch (...) {
+        }
+      }
       if (progress) {
         try {
           progress(done, sources.size());

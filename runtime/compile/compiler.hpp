@@ -55,8 +55,13 @@ struct CompileOutcome {
 
 // Compiles in `threads` worker threads (0 = hardware concurrency); results in input order; a
 // failure is an outcome, not an exception. `progress` is called (serialized) after each source.
+// `finished(i, outcome)` (optional) sees each outcome as soon as source i is done, before the
+// progress call, so a caller can keep finished work (store it) while the rest still compiles;
+// finished and progress never run concurrently, and an exception from either is swallowed (a
+// worker thread must not die of an observer).
 std::vector<CompileOutcome> compile_all(const Compiler& compiler, const std::vector<Source>& sources,
                                         const Target& target, int threads,
-                                        const std::function<void(size_t done, size_t total)>& progress = {});
+                                        const std::function<void(size_t done, size_t total)>& progress = {},
+                                        const std::function<void(size_t index, CompileOutcome& outcome)>& finished = {});
 
 }  // namespace i8g

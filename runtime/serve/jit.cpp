@@ -123,25 +123,28 @@ std::vector<JitOutcome> compile_and_store(
   if (progress) progress(cached, specs.size());
   std::vector<Source> sources;
   for (const KernelSource& ks : todo) sources.push_back(ks.source);
-  std::vector<CompileOutcome> built = compile_all(
+  // Each kernel is stored as soon as it has compiled (one transaction each), so an interrupted
+  // batch keeps what finished.
+  compile_all(
       compiler, sources, target, threads,
-      [&](size_t done, size_t) { if (progress) progress(cached + done, specs.size()); });
-  for (size_t j = 0; j < built.size(); ++j) {
-    JitOutcome& o = out[todo_index[j]];
-    if (!built[j].binary) {
-      o.status = JitOutcome::Status::failed;
-      o.error = built[j].error;
-      continue;
-    }
-    try {
-      o.kernel = make_stored_kernel(o.spec, todo[j], *built[j].binary, target);
-      o.kernel.id = cache.put_kernel(o.kernel);
-      o.status = JitOutcome::Status::compiled;
-    } catch (const Error& e) {
-      o.status = JitOutcome::Status::failed;
-      o.error = e.what();
-    }
-  }
+      [&](size_t done, size_t) { if (progress) progress(cached + done, specs.size()); },
+      [&](size_t j, CompileOutcome& built) {
+        JitOutcome& o = out[todo_index[j]];
+        if (!built.binary) {
+          o.status = JitOutcome::Status::failed;
+          o.error = built.error;
+          return;
+        }
+        try {
+          o.kernel = make_stored_kernel(o.spec, todo[j], *built.binary, target);
+          o.kernel.id = cache.put_kernel(o.kernel);
+          o.status = JitOutcome::Status::compiled;
+        } catch (const Error& e) {
+          o.status = JitOutcome::Status::failed;
+          o.error = e.what();
+        }
+        built.binary.reset();  // stored: the batch need not hold every image until the end
+      });
   return out;
 }
 

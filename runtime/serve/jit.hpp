@@ -37,7 +37,8 @@ cache::StoredKernel make_stored_kernel(const std::optional<KernelSpec>& spec, co
 // Every source below goes through with_override (runtime/serve/source_override.hpp).
 
 // Compiles every spec missing from the cache (in `threads` threads), stores each success in
-// its own transaction as soon as the batch is done, and returns one outcome per spec, in order.
+// its own transaction as soon as it has compiled (an interrupted batch keeps what finished), and
+// returns one outcome per spec, in order.
 std::vector<JitOutcome> compile_and_store(
     cache::Cache& cache, const Compiler& compiler, const std::vector<KernelSpec>& specs,
     const Target& target, int threads,

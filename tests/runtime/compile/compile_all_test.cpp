@@ -1,6 +1,7 @@
 // compile_all: parallel, outcomes in input order, failures as outcomes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -53,6 +54,31 @@ TEST(CompileAll, OutcomesFollowInputOrderWhateverFinishesFirst) {
   for (size_t i = 0; i < calls.size(); ++i) EXPECT_EQ(calls[i], std::make_pair(i + 1, srcs.size()));
   EXPECT_GT(fake.max_in_flight_.load(), 1);
   EXPECT_LE(fake.max_in_flight_.load(), 4);
+}
+
+TEST(CompileAll, EachOutcomeIsHandedOverAsSoonAsItIsDoneOneAtATime) {
+  ShuffledFakeCompiler fake;
+  std::vector<Source> srcs;
+  for (int i = 0; i < 8; ++i) srcs.push_back({(i == 3 ? "bad" : "ok") + std::to_string(i), std::to_string(8 - i), "e"});
+  std::vector<size_t> order;
+  std::atomic<int> inside{0};
+  int overlapped = 0;
+  std::vector<std::pair<size_t, size_t>> progress;
+  compile_all(
+      fake, srcs, Target::from_arch("sm_80"), 4,
+      [&](size_t done, size_t) { progress.emplace_back(done, order.size()); },
+      [&](size_t i, CompileOutcome& o) {
+        overlapped += ++inside > 1;
+        order.push_back(i);
+        EXPECT_EQ(bool(o.binary), i != 3) << i;
+        --inside;
+      });
+  EXPECT_EQ(overlapped, 0) << "finished runs under the progress lock";
+  ASSERT_EQ(order.size(), srcs.size());
+  std::vector<size_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) EXPECT_EQ(sorted[i], i) << "each index once";
+  for (const auto& [done, handed] : progress) EXPECT_EQ(handed, done) << "finished comes before progress";
 }
 
 TEST(CompileAll, EmptyInputGivesNoOutcomes) {

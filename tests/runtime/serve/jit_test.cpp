@@ -56,6 +56,28 @@ TEST(Jit, BinariesAreKeyedByTheCompileOptions) {
   EXPECT_FALSE(c.get_kernel(other_flags));
 }
 
+// An interrupted batch keeps what finished: each kernel is in the cache by the time the
+// progress callback counts it, not only when the whole batch is done.
+TEST(Jit, EachKernelIsStoredAsSoonAsItHasCompiled) {
+  TempDir dir;
+  cache::Cache c(dir.file("c.sqlite"), cache::Cache::Mode::read_write);
+  const Target t = Target::from_arch("sm_80");
+  const auto compiler = make_compiler(t);
+  std::vector<KernelSpec> specs;
+  for (int64_t n : {256, 512, 768}) {
+    GemmProblem p;
+    p.n = n;
+    p.k = 512;
+    specs.push_back({p, heuristic_default(p, t, 16, Family::simt_dp4a), t.arch});
+  }
+  std::vector<std::pair<size_t, size_t>> seen;  // (done, kernels in the cache then)
+  const auto out = compile_and_store(c, *compiler, specs, t, 2,
+                                     [&](size_t done, size_t) { seen.emplace_back(done, c.list_kernels().size()); });
+  for (const JitOutcome& o : out) EXPECT_EQ(o.status, JitOutcome::Status::compiled) << o.error;
+  ASSERT_EQ(seen.size(), 4u) << "one call for the cached count (0), then one per kernel";
+  for (const auto& [done, stored] : seen) EXPECT_EQ(stored, done) << "after " << done << " done";
+}
+
 TEST(Jit, ASourceOverrideIsCompiledUnderItsOwnKeyAndNeverServedAsTheGeneratedKernel) {
   TempDir dir;
   cache::Cache c(dir.file("c.sqlite"), cache::Cache::Mode::read_write);
