@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "cache/cache.hpp"
+#include "core/log.hpp"
 #include "core/options.hpp"
 #include "generator/families.hpp"
 #include "generator/generator.hpp"
@@ -117,7 +118,15 @@ Engine::Engine(int device, const std::string& cache_path, EngineOptions options_
   // The creating thread keeps the context current, so its own driver calls (streams, events,
   // buffers in tools and tests) work without further setup.
   check_cu(driver().cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
-  cache_path_ = cache_path.empty() ? cache::Cache::default_path() : cache_path;
+  if (!cache_path.empty()) {
+    cache_path_ = cache_path;
+  } else {
+    try {
+      cache_path_ = cache::Cache::default_path();
+    } catch (const Error& e) {  // no HOME, XDG_CACHE_HOME or I8GEMM_CACHE: serve without a cache
+      log_warning(e.message() + "; serving without a cache (kernels are compiled in memory)");
+    }
+  }
 }
 
 Engine::~Engine() {

@@ -54,7 +54,8 @@ struct Choice {
 
 class Engine {
  public:
-  // cache_path empty: the default.
+  // cache_path empty: the default; with no default location (no I8GEMM_CACHE, XDG_CACHE_HOME or
+  // HOME) the engine serves without a cache and says so once.
   Engine(int device, const std::string& cache_path, EngineOptions options = {});
   ~Engine();
   Engine(const Engine&) = delete;
@@ -76,7 +77,7 @@ class Engine {
   // and the cuBLASLt baseline with this engine's dequant. Neither may outlive the engine.
   KernelInstance instantiate(const KernelSpec& spec, int64_t max_m);
   std::unique_ptr<LtDequant> lt_dequant(const GemmProblem& p, int64_t max_m);
-  const std::string& cache_path() const { return cache_path_; }
+  const std::string& cache_path() const { return cache_path_; }  // empty: no cache
   CUcontext context() const { return ctx_; }
 
  private:

@@ -174,6 +174,7 @@ std::string untrusted_cache_reason(const std::string& path) {
 }
 
 std::unique_ptr<cache::Cache> open_cache_or_warn(const std::string& path, std::string& warned) {
+  if (path.empty()) return nullptr;  // no cache location at all (the engine said so once)
   auto warn_once = [&](const std::string& text) {
     if (warned == text) return;
     log_warning(text);

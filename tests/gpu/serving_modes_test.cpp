@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/options.hpp"
 #include "runtime/gpu/cublaslt.hpp"
 #include "tests/gpu/gpu_support.hpp"
 #include "tests/support/files.hpp"
@@ -185,6 +186,28 @@ TEST_F(ServingModes, EveryCallLeavesTheThreadsCurrentContextAsItWas) {
   s.sync();
   const std::string r = compare_outputs(p, m, d.out_bytes(), reference_bytes(p, h));
   EXPECT_TRUE(r.empty()) << r;
+}
+
+// With no cache location at all (no I8GEMM_CACHE, XDG_CACHE_HOME or HOME, as in some
+// containers) a context still serves: kernels are compiled in memory, with one warning.
+TEST_F(ServingModes, NoCacheLocationServesWithoutACache) {
+  Options o = options();
+  o.cache.clear();
+  o.xdg_cache_home.clear();
+  o.home.clear();
+  ScopedOptions scope(o);
+  i8gemm_context* ctx = nullptr;
+  ::testing::internal::CaptureStderr();
+  I8G_OK(i8gemm_create(0, nullptr, &ctx));
+  const i8gemm_problem p = make_problem(768, 4096);
+  const std::string rep = run_and_compare(ctx, p, 16, rng_);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(rep.empty()) << rep;
+  EXPECT_NE(err.find("serving without a cache"), std::string::npos) << err;
+  i8gemm_choice c{};
+  I8G_OK(i8gemm_chosen(ctx, &p, 16, &c));
+  EXPECT_EQ(c.binary, I8GEMM_BINARY_COMPILED) << c.kernel;
+  i8gemm_destroy(ctx);
 }
 
 }  // namespace
