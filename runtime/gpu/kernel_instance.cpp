@@ -10,6 +10,7 @@ namespace i8g {
 
 KernelInstance::KernelInstance(KernelSpec spec, CUfunction fn, int64_t max_m, int sm_count)
     : spec_(std::move(spec)), fn_(fn), max_m_(max_m), sm_count_(sm_count),
+      tma_operands_(family_info(spec_.config.family).tma_operands),
       workspace_(zeroed_device_buffer(workspace_bytes(spec_, max_m))) {}
 
 void KernelInstance::launch(const I8gArgs& a, CUstream stream) const {
@@ -25,7 +26,7 @@ void KernelInstance::launch(const I8gArgs& a, CUstream stream) const {
   const LaunchShape s = launch_shape(spec_, a.m, sm_count_);
   CUtensorMap xmap, wmap;
   void* params[] = {&args, &xmap, &wmap};
-  if (family_info(spec_.config.family).tma_operands) {
+  if (tma_operands_) {
     xmap = operand_tensor_map(args.x, args.m, args.k, spec_.config.bm);
     wmap = operand_tensor_map(args.w, args.n, args.k, spec_.config.bn);
   }

@@ -39,6 +39,7 @@ class KernelInstance {
   CUfunction fn_ = nullptr;
   int64_t max_m_ = 0;
   int sm_count_ = 0;
+  bool tma_operands_ = false;  // the family takes two tensor maps (looked up once, not per launch)
   DeviceBuffer workspace_;
 };
 
