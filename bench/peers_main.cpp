@@ -178,7 +178,8 @@ bool close_bf16(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b) 
   return true;
 }
 
-std::vector<Row> bench_one(const Bench& b, const Shape& s, int64_t m, int sms, bool with_cutlass) {
+std::vector<Row> bench_one(const Bench& b, const Shape& s, int64_t m, int sms, bool with_cutlass,
+                          const std::regex& cutlass_only) {
   const Sets d(s, m, b.st);
   Bench bb = b;
   bb.plan.rotation = d.count;
@@ -299,6 +300,7 @@ std::vector<Row> bench_one(const Bench& b, const Shape& s, int64_t m, int sms, b
     std::string all;
     for (size_t i = 0; i < cutlass_configs().size(); ++i) {
       const std::string name = cutlass_configs()[i].name;
+      if (!std::regex_search(name, cutlass_only)) continue;
       try {
         const CutlassGemm g(i, m, s.n, s.k);
         auto launch = [&](int c) {
@@ -329,6 +331,7 @@ std::vector<Row> bench_one(const Bench& b, const Shape& s, int64_t m, int sms, b
   }
 #else
   (void)with_cutlass;
+  (void)cutlass_only;
   for (const char* c : {"cutlass_best", "cutlass_vllm_pick"}) rows.push_back(failed(c, I8G_CUTLASS_WHY));
 #endif
   const size_t bytes = size_t(s.n * s.k) / 16 * 16;
@@ -384,18 +387,26 @@ int run(int argc, char** argv) {
   int samples = 50;
   double ceiling_s = 3;
   bool no_cutlass = false;
-  std::string cache;
+  std::string cache, cutlass_filter = ".*";
   app.add_option("--shape", shape_args, "[NAME=]NxK (repeatable)")->required();
   app.add_option("--m", m_list, "M values")->capture_default_str();
   app.add_option("--samples", samples, "timed samples")->check(CLI::Range(3, 1000))->capture_default_str();
   app.add_option("--json", json_path, "write the rows here")->required();
   app.add_option("--ceiling-seconds", ceiling_s, "wgmma ceiling duration (0: skip)")->capture_default_str();
   app.add_flag("--no-cutlass", no_cutlass, "skip the CUTLASS configurations");
+  app.add_option("--cutlass", cutlass_filter, "only the CUTLASS configurations whose name matches this regex (for profiling one)");
   app.add_option("--cache", cache, "i8gemm cache for the runtime's utility module (default: i8gemm's default)");
   CLI11_PARSE(app, argc, argv);
   std::vector<Shape> shapes;
   std::vector<int64_t> ms;
+  std::regex cutlass_only;
   try {
+    try {
+      cutlass_only = std::regex(cutlass_filter);
+    } catch (const std::regex_error&) {
+      fmt::print(stderr, "i8gemm_peers: --cutlass is not a valid regex: '{}'\n", cutlass_filter);
+      return 2;
+    }
     for (const std::string& a : shape_args) shapes.push_back(parse_shape(a));
     std::stringstream ss(m_list);
     for (std::string t; std::getline(ss, t, ',');) {
@@ -444,7 +455,7 @@ int run(int argc, char** argv) {
   for (const Shape& s : shapes)
     for (int64_t m : ms) {
       fmt::print(stderr, "  peers {} M={}\n", s.name, m);
-      for (const Row& r : bench_one(b, s, m, prop.multiProcessorCount, !no_cutlass)) {
+      for (const Row& r : bench_one(b, s, m, prop.multiProcessorCount, !no_cutlass, cutlass_only)) {
         out["rows"].push_back(to_json(r, s, m));
         fmt::print("{:<12} {:>5} {:<22} {:>10} {:>6}  {}\n", s.name, m, r.contender,
                    r.status == "ok" ? fmt::format("{:.2f}", r.graph.median_us) : "n/a",

@@ -46,6 +46,7 @@ const std::vector<ConfigFieldInfo>& config_fields() {
       {ConfigField::stages, "s", "stages", &KernelConfig::stages, 2},
       {ConfigField::split_k, "sk", "split_k", &KernelConfig::split_k, 3},
       {ConfigField::vec, "v", "vec", &KernelConfig::vec, 2},
+      {ConfigField::schedule, "sc", "schedule", &KernelConfig::schedule, 1},
   };
   return fields;
 }

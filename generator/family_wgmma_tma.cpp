@@ -2,7 +2,8 @@
 // one producer and two consumer warpgroups per block, a persistent grid of at most one block
 // per SM. Experimental: candidates exist only when Target::experimental_wgmma is set, and the
 // untuned default never picks it (docs/wgmma_tma.md). Fields: bm, bn, bk (= 128), warpgroups
-// (= 2 consumers), stages.
+// (= 2 consumers), stages, schedule (1 cooperative: the consumers split each tile; 2 ping-pong:
+// each consumer owns whole tiles in turn, so one's epilogue runs under the other's MMAs).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -23,11 +24,13 @@ constexpr int kMaxStages = 8;
 
 int stage_bytes(const KernelConfig& c) { return (c.bm + c.bn) * c.bk; }
 int threads(const KernelConfig&) { return kThreads; }
-// The ring, its alignment slack and two 8-byte mbarriers per stage.
-int dynamic_smem(const KernelConfig& c) { return c.stages * stage_bytes(c) + kAlignSlack + 16 * c.stages; }
+// The ring, its alignment slack, two 8-byte mbarriers per stage and the two turn barriers.
+int dynamic_smem(const KernelConfig& c) { return c.stages * stage_bytes(c) + kAlignSlack + 16 * c.stages + 16; }
 // The consumers' budget after setmaxnreg: accumulators plus addresses, descriptors, loop state
 // and the epilogue's operands; the template raises them to 232.
-int registers(const KernelConfig& c) { return (c.bm / kConsumers) * c.bn / 128 + 64; }
+constexpr int kCooperative = 1, kPingPong = 2;  // KernelConfig::schedule
+int consumer_rows(const KernelConfig& c) { return c.schedule == kPingPong ? c.bm : c.bm / kConsumers; }
+int registers(const KernelConfig& c) { return consumer_rows(c) * c.bn / 128 + 64; }
 
 std::string unsupported(const GemmProblem& p, const Target& t) {
   if (t.arch != "sm_90a") return fmt::format("wgmma_tma needs sm_90a (the arch-specific Hopper target), not {}", t.arch);
@@ -42,9 +45,14 @@ std::string invalid_reason(const GemmProblem&, const KernelConfig& c, const Targ
   if (c.warpgroups != kConsumers)
     return fmt::format("{} warpgroups: wgmma_tma has {} consumer warpgroups", c.warpgroups, kConsumers);
   if (c.bk != kRowBytes) return fmt::format("bk={}: wgmma_tma tiles are one 128-byte swizzle row (bk = 128)", c.bk);
-  if (c.bm != 128 && c.bm != 256) return fmt::format("bm={}: need 128 or 256 (64 or 128 rows per consumer)", c.bm);
+  if (c.schedule != kCooperative && c.schedule != kPingPong)
+    return fmt::format("schedule={} (need {} cooperative or {} ping-pong)", c.schedule, kCooperative, kPingPong);
+  if (c.schedule == kCooperative && c.bm != 128 && c.bm != 256)
+    return fmt::format("bm={}: cooperative needs 128 or 256 (64 or 128 rows per consumer)", c.bm);
+  if (c.schedule == kPingPong && c.bm != 64 && c.bm != 128)
+    return fmt::format("bm={}: ping-pong needs 64 or 128 (the rows one consumer owns)", c.bm);
   if (c.bn != 64 && c.bn != 128 && c.bn != 256) return fmt::format("bn={} (need 64, 128 or 256)", c.bn);
-  if ((c.bm / kConsumers) * c.bn > 128 * 128)
+  if (consumer_rows(c) * c.bn > 128 * 128)
     return fmt::format("bm={} bn={}: more than 128 accumulators per consumer thread", c.bm, c.bn);
   if (c.stages < 2 || c.stages > kMaxStages) return fmt::format("{} stages (need 2 to {})", c.stages, kMaxStages);
   const int smem = dynamic_smem(c);
@@ -54,24 +62,27 @@ std::string invalid_reason(const GemmProblem&, const KernelConfig& c, const Targ
   return {};
 }
 
-// Rules: bm 128 or 256 (two consumers of 64 or 128 rows), bn 64/128/256 not past the padded N,
-// at most 128 accumulators per consumer thread; bk = 128; as many stages as fit (at most 8).
-// At most 5 configs, and none unless the target asks for the experimental families.
+// Rules: cooperative bm 128 or 256 (two consumers of 64 or 128 rows) or ping-pong bm 64 or 128
+// (one consumer's rows); bn 64/128/256 not past the padded N; at most 128 accumulators per
+// consumer thread; bk = 128; as many stages as fit (at most 8). At most 10 configs, and none
+// unless the target asks for the experimental families.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   if (!t.experimental_wgmma) return out;
   int64_t n_pow2 = 64;
   while (n_pow2 < p.n) n_pow2 *= 2;
-  for (int bm : {128, 256})
-    for (int bn : {64, 128, 256}) {
-      if (bn > n_pow2) continue;
+  for (int schedule : {kCooperative, kPingPong})
+    for (int bm : {64, 128, 256})
+      for (int bn : {64, 128, 256}) {
+      if (bn > n_pow2 || (schedule == kCooperative && bm == 64) || (schedule == kPingPong && bm == 256)) continue;
       KernelConfig c;
       c.family = Family::wgmma_tma;
+      c.schedule = schedule;
       c.bm = bm;
       c.bn = bn;
       c.bk = kRowBytes;
       c.warpgroups = kConsumers;
-      c.stages = std::min(kMaxStages, (t.smem_per_block_optin - kAlignSlack) / (stage_bytes(c) + 16));
+      c.stages = std::min(kMaxStages, (t.smem_per_block_optin - kAlignSlack - 16) / (stage_bytes(c) + 16));
       if (!invalid_reason(p, c, t).empty()) continue;
       out.push_back(c);
     }
@@ -91,7 +102,8 @@ double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_
 
 std::vector<TemplateArg> template_args(const KernelSpec& s) {
   const KernelConfig& c = s.config;
-  std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", kGroupM}};
+  std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", kGroupM},
+                                {"PP", c.schedule == kPingPong ? 1 : 0}};
   for (const TemplateArg& x : problem_template_args(s.problem, false)) a.push_back(x);
   return a;
 }
@@ -121,7 +133,7 @@ const FamilyInfo& wgmma_tma_family() {
     f.kernel_params = "const __grid_constant__ I8gArgs, const __grid_constant__ i8g::tma::Desc, "
                       "const __grid_constant__ i8g::tma::Desc";
     f.tma_operands = true;
-    f.name_fields = {ConfigField::warpgroups, ConfigField::stages};
+    f.name_fields = {ConfigField::warpgroups, ConfigField::stages, ConfigField::schedule};
     f.untuned_rank = 0;  // experimental: only a tune, which verifies every candidate, may pick it
     f.unsupported = unsupported;
     f.candidates = candidates;

@@ -61,6 +61,8 @@ struct KernelConfig {
   int stages = 1;                     // shared-memory pipeline depth
   int split_k = 1;                    // K slices combined in the epilogue
   int vec = 16;                       // bytes per global load of x and w (16, 8, 4, 2 or 1)
+  int schedule = 0;                   // wgmma_tma: 1 cooperative (the consumer warpgroups split each
+                                      // tile), 2 ping-pong (each owns whole tiles, in turn)
 
   int threads() const;
   int static_smem_bytes() const;  // shared memory the template declares for this tile

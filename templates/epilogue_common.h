@@ -27,6 +27,25 @@ __device__ __forceinline__ void store_out(void* out, long long idx, int acc, flo
   }
 }
 
+// Bytes per output element.
+template <int OUT>
+__device__ __forceinline__ constexpr int out_bytes() {
+  return (OUT == kOutI32 || OUT == kOutF32) ? 4 : 2;
+}
+// Stores two adjacent output elements idx and idx + 1 as one access: idx must be even and `out`
+// aligned to 2 * out_bytes<OUT>() (the caller checks). The bytes equal two store_out calls.
+template <int OUT>
+__device__ __forceinline__ void store_out2(void* out, long long idx, int acc0, int acc1, float y0, float y1) {
+  if constexpr (OUT == kOutI32) {
+    reinterpret_cast<int2*>(static_cast<int*>(out) + idx)[0] = make_int2(acc0, acc1);
+  } else if constexpr (OUT == kOutF32) {
+    reinterpret_cast<float2*>(static_cast<float*>(out) + idx)[0] = make_float2(y0, y1);
+  } else if constexpr (OUT == kOutBF16) {
+    static_cast<unsigned*>(out)[idx / 2] = unsigned(f32_to_bf16_rne(y0)) | (unsigned(f32_to_bf16_rne(y1)) << 16);
+  } else {
+    static_cast<unsigned*>(out)[idx / 2] = unsigned(f32_to_f16_rne(y0)) | (unsigned(f32_to_f16_rne(y1)) << 16);
+  }
+}
 // Per-row and per-column epilogue operands, loaded once per thread before the store loop.
 // Raw i32 output reads no scales (they may be null).
 template <int ACT, int OUT, int ASYM>

@@ -136,10 +136,18 @@ __device__ __forceinline__ void mma_k_tile(int (&acc)[MI][BN / 2], unsigned sa, 
 
 // The epilogue of one warpgroup's accumulators: MI m64nBN instructions whose register r of
 // instruction i holds row row0 + 64*i + d_row(t, r) and column n0 + d_col(t, r) (wgmma_frag.h),
-// through epilogue.cuh per element, guarded for M and N tails.
+// through epilogue.cuh per element, guarded for M and N tails. Registers 2h and 2h+1 of a column
+// group are adjacent columns, so they leave as one store (bf16x2, float2, int2) where N is even
+// and `out` aligned; the column operands of CH groups are loaded ahead of their stores, so their
+// loads are in flight together rather than one round trip per column.
 template <int MI, int BN, int ACT, int WSC, int OUT, int BIAS, int ASYM>
 __device__ __forceinline__ void store_fragments(const I8gArgs& args, int (&acc)[MI][BN / 2], long long row0,
                                                 long long n0, long long M, long long N, int t) {
+  constexpr int J = BN / 8;                              // column groups (2 columns each) per thread
+  constexpr int CH_MAX = (BIAS || ASYM) ? 4 : 8;         // register budget for the loaded operands
+  constexpr int CH = J < CH_MAX ? J : CH_MAX;
+  static_assert(J % CH == 0, "whole chunks of column groups");
+  const bool pairs = N % 2 == 0 && reinterpret_cast<unsigned long long>(args.out) % (2 * out_bytes<OUT>()) == 0;
   float sx[MI][2];
   int zp[MI][2];
 #pragma unroll
@@ -152,24 +160,40 @@ __device__ __forceinline__ void store_fragments(const I8gArgs& args, int (&acc)[
       if (m < M) load_row_operands<ACT, OUT, ASYM>(args, m, sx[i][h], zp[i][h]);
     }
 #pragma unroll
-  for (int j = 0; j < BN / 8; ++j)
+  for (int j0 = 0; j0 < J; j0 += CH) {
+    float sw[CH][2], b[CH][2];
+    int colsum[CH][2];
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const long long n = n0 + wg::d_col(t, 4 * j + e);
-      if (n >= N) continue;
-      float sw, b;
-      int colsum;
-      load_col_operands<WSC, OUT, BIAS, ASYM>(args, n, sw, b, colsum);
+    for (int jj = 0; jj < CH; ++jj)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const long long n = n0 + wg::d_col(t, 4 * (j0 + jj) + e);
+        sw[jj][e] = b[jj][e] = 0.0f;
+        colsum[jj][e] = 0;
+        if (n < N) load_col_operands<WSC, OUT, BIAS, ASYM>(args, n, sw[jj][e], b[jj][e], colsum[jj][e]);
+      }
+#pragma unroll
+    for (int jj = 0; jj < CH; ++jj) {
+      const int j = j0 + jj;
+      const long long n = n0 + wg::d_col(t, 4 * j);  // even: n0 is a multiple of BN
 #pragma unroll
       for (int i = 0; i < MI; ++i)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const long long m = row0 + i * wg::kM + wg::d_row(t, 2 * h);
-          if (m < M)
-            finish<OUT, BIAS, ASYM>(args.out, m * N + n, acc[i][4 * j + 2 * h + e], sx[i][h], zp[i][h], sw, b,
-                                    colsum);
+          if (m >= M || n >= N) continue;
+          int a0 = acc[i][4 * j + 2 * h], a1 = acc[i][4 * j + 2 * h + 1];
+          const float y0 = epilogue_value<OUT, BIAS, ASYM>(a0, sx[i][h], zp[i][h], sw[jj][0], b[jj][0], colsum[jj][0]);
+          const float y1 = epilogue_value<OUT, BIAS, ASYM>(a1, sx[i][h], zp[i][h], sw[jj][1], b[jj][1], colsum[jj][1]);
+          if (pairs && n + 1 < N) {
+            store_out2<OUT>(args.out, m * N + n, a0, a1, y0, y1);
+          } else {
+            store_out<OUT>(args.out, m * N + n, a0, y0);
+            if (n + 1 < N) store_out<OUT>(args.out, m * N + n + 1, a1, y1);
+          }
         }
     }
+  }
 }
 
 template <int BM, int BN, int WG, int STAGES, long long N_, long long K_, int ACT, int WSC, int OUT,

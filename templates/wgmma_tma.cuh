@@ -9,12 +9,18 @@
 //                {128 bytes of k, BN rows} into a STAGES-deep ring of 128B-swizzled tiles, each
 //                stage guarded by a `full` (TMA bytes arrived) and an `empty` (both consumers
 //                done reading) mbarrier;
-//   warpgroups 1, 2  the consumers: raise their registers to 232; consumer c owns rows
-//                [c * BM/2, (c+1) * BM/2) of the tile, MI = BM/128 m64 instructions of
-//                wgmma.mma_async m64nBNk32 per k32 step, one commit group per K tile with one
-//                group left in flight (wait_group 1), the stage of the previous group released
-//                as soon as it completes; then the epilogue from registers (epilogue.cuh, the
-//                same code as every family, so the output is bit-identical).
+//   warpgroups 1, 2  the consumers: raise their registers to 232. Cooperative (PP = 0):
+//                consumer c owns rows [c * BM/2, (c+1) * BM/2) of every tile. Ping-pong
+//                (PP = 1): consumer c owns all BM rows of every other tile (the block's tiles
+//                2i + c), skipping the other's K tiles in the ring. A consumer starts a tile's
+//                mainloop only once the other has seen its last K tile arrive (a `turn`
+//                mbarrier each): the ring's full barriers are waited on by parity, which is
+//                only unambiguous within one lap of the ring. So one epilogue runs under the
+//                other's MMAs. Either way: MI m64 instructions of wgmma.mma_async m64nBNk32 per k32
+//                step, one commit group per K tile with one group left in flight
+//                (wait_group 1), the stage of the previous group released as soon as it
+//                completes; then the epilogue from registers (epilogue.cuh, the same code as
+//                every family, so the output is bit-identical).
 // The grid is at most one block per SM; block b takes tiles b, b + gridDim.x, ... in grouped
 // order (GROUP_M tile rows at a time, so that the blocks running together share x and w in L2).
 // Producer and consumers walk the same tiles and K tiles, so their ring positions agree.
@@ -106,18 +112,19 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
 
 }  // namespace tma
 
-template <int BM, int BN, int STAGES, int GROUP_M, long long N_, long long K_, int ACT, int WSC, int OUT, int BIAS,
+template <int BM, int BN, int STAGES, int GROUP_M, int PP, long long N_, long long K_, int ACT, int WSC, int OUT, int BIAS,
           int ASYM>
 __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     wgmma_tma_kernel(const __grid_constant__ I8gArgs args, const __grid_constant__ tma::Desc xmap,
                      const __grid_constant__ tma::Desc wmap) {
   constexpr int BK = wg::kRowBytes;        // one 128-byte swizzle row of k per tile row
-  constexpr int RM = BM / 2;               // rows per consumer warpgroup
+  constexpr int RM = PP ? BM : BM / 2;     // rows per consumer warpgroup
   constexpr int MI = RM / wg::kM;          // m64 instructions per consumer
   constexpr int R = BN / 2;                // accumulator registers per instruction
   constexpr int A_BYTES = BM * BK;
   constexpr int STAGE_BYTES = wg::stage_bytes(BM, BN);
-  static_assert(BM == 128 || BM == 256, "BM = 128 or 256: two consumer warpgroups of 64 or 128 rows");
+  static_assert(PP == 0 || PP == 1, "PP: 0 cooperative, 1 ping-pong");
+  static_assert(RM == 64 || RM == 128, "64 or 128 rows per consumer warpgroup");
   static_assert(BN == 64 || BN == 128 || BN == 256, "BN in {64, 128, 256}");
   static_assert(MI * R <= 128, "at most 128 accumulator registers per consumer thread");
   static_assert(STAGES >= 2 && STAGES <= 8, "2 to 8 pipeline stages");
@@ -127,12 +134,13 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
                 "every tile starts on a 1024-byte boundary (the 128B swizzle pattern)");
 
   // The ring, rounded up to a 1024-byte boundary (the launch asks for 1 KiB of slack), then
-  // the 2 * STAGES barriers.
+  // the 2 * STAGES barriers and the two ping-pong turn barriers.
   extern __shared__ __align__(1024) unsigned char smem[];
   const unsigned base = (smem_addr(smem) + wg::kAtomBytes - 1) & ~unsigned(wg::kAtomBytes - 1);
   const unsigned bars = base + STAGES * STAGE_BYTES;
   auto full = [&](int s) { return bars + 8u * unsigned(s); };
   auto empty = [&](int s) { return bars + 8u * unsigned(STAGES + s); };
+  auto turn = [&](int c) { return bars + 8u * unsigned(2 * STAGES + c); };  // consumer c may start
 
   const long long M = args.m;
   const long long N = N_ ? N_ : args.n;
@@ -146,8 +154,10 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       tma::mbar_init(full(s), 1);   // the producer's arrive.expect_tx
-      tma::mbar_init(empty(s), 2);  // one arrival per consumer warpgroup
+      tma::mbar_init(empty(s), PP ? 1 : 2);  // one arrival per consumer warpgroup reading it
     }
+    tma::mbar_init(turn(0), 1);
+    tma::mbar_init(turn(1), 1);
     tma::mbar_fence_init();
     tma::prefetch_map(&xmap);
     tma::prefetch_map(&wmap);
@@ -182,9 +192,22 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   int acc[MI][R];
   int stage = 0;
   unsigned phase = 0;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+  // Ping-pong: skip `n` K tiles of the ring (the other consumer's tile).
+  auto skip = [&](int n) {
+    const int to = stage + n;
+    phase ^= unsigned(to / STAGES) & 1u;
+    stage = to % STAGES;
+  };
+  if (PP && c == 1) skip(ktiles);
+  const int first = PP ? int(blockIdx.x) + c * int(gridDim.x) : int(blockIdx.x);
+  const int step = PP ? 2 * int(gridDim.x) : int(gridDim.x);
+  unsigned turns = 0;  // ping-pong: tiles this consumer has started
+  for (int tile = first; tile < tiles; tile += step, ++turns) {
     int tm, tn;
     tma::tile_coords<GROUP_M>(tile, tiles_m, tiles_n, tm, tn);
+    // Ping-pong: wait for the other consumer's last K tile of the tile before this one (consumer
+    // 0's first tile has none). Its n-th signal completes phase n of our turn barrier.
+    if (PP && (c == 1 || turns > 0)) tma::mbar_wait(turn(c), (c == 1 ? turns : turns - 1) & 1u);
     // No group is in flight here (wait_group 0 ended the last tile), so zeroing is safe.
 #pragma unroll
     for (int i = 0; i < MI; ++i)
@@ -193,7 +216,8 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     int held = -1;  // the stage whose wgmma group may still be reading it
     for (int kt = 0; kt < ktiles; ++kt) {
       tma::mbar_wait(full(stage), phase);
-      const unsigned sa = base + unsigned(stage) * STAGE_BYTES + unsigned(c * RM * BK);
+      if (PP && kt == ktiles - 1 && t == 0) tma::mbar_arrive(turn(1 - c));  // the other may start
+      const unsigned sa = base + unsigned(stage) * STAGE_BYTES + unsigned(PP ? 0 : c * RM * BK);
       const unsigned sb = base + unsigned(stage) * STAGE_BYTES + A_BYTES;
       mma_k_tile<MI, BN>(acc, sa, sb);
       tma::wgmma_wait<1>();  // the previous K tile's group has completed: its stage is free
@@ -210,10 +234,11 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
 #pragma unroll
     for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
     if (t == 0) tma::mbar_arrive(empty(held));
+    if (PP) skip(ktiles);  // the other consumer's next tile
 
     // Epilogue: register r of instruction i holds row c*RM + 64*i + d_row(t, r) and column
     // d_col(t, r) of the tile (wgmma_frag.h), as in the wgmma family.
-    store_fragments<MI, BN, ACT, WSC, OUT, BIAS, ASYM>(args, acc, (long long)tm * BM + c * RM, (long long)tn * BN, M,
+    store_fragments<MI, BN, ACT, WSC, OUT, BIAS, ASYM>(args, acc, (long long)tm * BM + (PP ? 0 : c * RM), (long long)tn * BN, M,
                                                        N, t);
   }
 }
