@@ -69,6 +69,7 @@ TEST_F(WgmmaTma, EveryCandidateIsExactOverTailsAndManyTiles) {
       {make_problem(2560, 4096), {1, 17, 128, 300, 2048}},  // 2048 rows: more tiles than SMs
       {make_problem(4096, 384), {64, 1000}},                 // three K tiles
       {make_problem(1000, 4080), {77}},                      // N and K tails
+      {make_problem(1001, 4080), {77}},                      // odd N: element stores, no pairs
   };
   int runs = 0, exact = 0;
   for (const Case& c : cases)
