@@ -118,16 +118,22 @@ KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m,
   return cheapest(f, cs, p, t, m);
 }
 
-// The family of the highest untuned rank that has a candidate: tensor cores where the problem
-// allows them, the reference family everywhere else, never an experimental family (rank 0).
+// The family of the highest untuned rank that has a candidate it serves untuned at this M: the
+// Hopper TMA family from M = 64 up on sm_90a, other tensor cores where the problem allows them,
+// the reference family everywhere else, never an experimental family (rank 0).
 KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m) {
   std::vector<const FamilyInfo*> ranked;
   for (const FamilyInfo* f : families())
     if (f->untuned_rank > 0) ranked.push_back(f);
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const FamilyInfo* a, const FamilyInfo* b) { return a->untuned_rank > b->untuned_rank; });
-  for (const FamilyInfo* f : ranked)
-    if (const std::vector<KernelConfig> cs = family_candidates(*f, p, t); !cs.empty()) return cheapest(*f, cs, p, t, m);
+  for (const FamilyInfo* f : ranked) {
+    std::vector<KernelConfig> cs = family_candidates(*f, p, t);
+    if (f->serves_untuned)
+      cs.erase(std::remove_if(cs.begin(), cs.end(), [&](const KernelConfig& c) { return !f->serves_untuned(p, c, t, m); }),
+               cs.end());
+    if (!cs.empty()) return cheapest(*f, cs, p, t, m);
+  }
   throw Error(ErrorKind::unsupported, "heuristic_default",
               fmt::format("no kernel family suits {} on {}{}", p.key(), t.arch,
                           p.invalid_reason().empty() ? "" : ": " + p.invalid_reason()));

@@ -52,6 +52,10 @@ struct FamilyInfo {
   // Where nothing was tuned, the family of the highest rank with a candidate runs; 0: never
   // untuned (an experimental family only a verified tune may pick).
   int untuned_rank = 0;
+  // Where set, the untuned default takes only the configs it accepts for a bucket bounded by m
+  // (none: the family is passed over there, e.g. below the M it is meant for).
+  bool (*serves_untuned)(const GemmProblem& problem, const KernelConfig& config, const Target& target,
+                         int64_t m) = nullptr;
 
   // Why the family cannot run `problem` on `target` at all (arch, layout, alignment), or "".
   std::string (*unsupported)(const GemmProblem& problem, const Target& target) = nullptr;

@@ -1,7 +1,7 @@
 // The wgmma_tma family (templates/wgmma_tma.cuh): Hopper warpgroup MMAs on sm_90a fed by TMA,
 // one producer and two consumer warpgroups per block, a persistent grid of at most one block
-// per SM. Experimental: candidates exist only when Target::experimental_wgmma is set, and the
-// untuned default never picks it (docs/wgmma_tma.md). Fields: bm, bn, bk (= 128), warpgroups
+// per SM. Its candidates are tuned like any family's; the untuned default takes it on sm_90a
+// from M = 64 up (a ping-pong config by a rule measured on the H200, docs/wgmma_tma.md). Fields: bm, bn, bk (= 128), warpgroups
 // (= 2 consumers), stages, schedule (1 cooperative: the consumers split each tile; 2 ping-pong:
 // each consumer owns whole tiles in turn, so one's epilogue runs under the other's MMAs).
 #include <fmt/format.h>
@@ -64,11 +64,9 @@ std::string invalid_reason(const GemmProblem&, const KernelConfig& c, const Targ
 
 // Rules: cooperative bm 128 or 256 (two consumers of 64 or 128 rows) or ping-pong bm 64 or 128
 // (one consumer's rows); bn 64/128/256 not past the padded N; at most 128 accumulators per
-// consumer thread; bk = 128; as many stages as fit (at most 8). At most 10 configs, and none
-// unless the target asks for the experimental families.
+// consumer thread; bk = 128; as many stages as fit (at most 8). At most 10 configs.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
-  if (!t.experimental_wgmma) return out;
   int64_t n_pow2 = 64;
   while (n_pow2 < p.n) n_pow2 *= 2;
   for (int schedule : {kCooperative, kPingPong})
@@ -89,15 +87,25 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   return out;
 }
 
-// Persistent: the tiles spread over at most one block per SM, each tile at the warpgroup MMA's
-// rate (~4096 int8 MACs per SM per cycle) or the operands' read time, whichever is longer; the
-// copies overlap the MMAs. Only ranks wgmma_tma configs against each other; never measured.
+int64_t tiles(const GemmProblem& p, const KernelConfig& c, int64_t m) {
+  return ((std::max<int64_t>(m, 1) + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn);
+}
+
+// The untuned default: ping-pong with 64-row tiles, from M = 64 up, where K holds at least one
+// whole 128-byte box (smaller K was never run) and the tile count fits the kernel's 32-bit
+// tile arithmetic with room to spare.
+bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target&, int64_t m) {
+  return m >= 64 && p.k >= kRowBytes && c.schedule == kPingPong && c.bm == 64 && tiles(p, c, m) < (int64_t(1) << 30);
+}
+
+// Ranks the untuned default's configs by the rule the H200 measurements support (2560x4096 and
+// 6144x4096, M = 128, 1024, 4096; docs/wgmma_tma.md): 128 columns per tile up to M = 2048 and
+// 256 above, unless that leaves fewer tiles than half the SMs, in which case narrower tiles.
 double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
-  const double tiles = std::ceil(double(std::max<int64_t>(m, 1)) / c.bm) * std::ceil(double(p.n) / c.bn);
-  const double waves = std::ceil(tiles / std::max(1, t.sm_count));
-  const double k = std::ceil(double(p.k) / c.bk) * c.bk;
-  const double rows_read = double(std::min<int64_t>(c.bm, std::max<int64_t>(m, 1)));
-  return waves * std::max(double(c.bm) * c.bn * k / 4096.0, (rows_read + c.bn) * k / 32.0);
+  const int preferred = m > 2048 ? 256 : 128;
+  if (c.bn > preferred) return 1000.0 + c.bn;
+  const bool fills = tiles(p, c, m) * 2 >= std::max(1, t.sm_count);
+  return fills ? double(preferred) / c.bn : 100.0 + c.bn;
 }
 
 std::vector<TemplateArg> template_args(const KernelSpec& s) {
@@ -110,14 +118,13 @@ std::vector<TemplateArg> template_args(const KernelSpec& s) {
 
 // One block per SM (or per tile, when there are fewer tiles or the SM count is unknown).
 LaunchShape launch(const KernelSpec& spec, int64_t m, int sm_count) {
-  const KernelConfig& c = spec.config;
-  const int64_t tiles = ((std::max<int64_t>(m, 1) + c.bm - 1) / c.bm) * ((spec.problem.n + c.bn - 1) / c.bn);
+  const int64_t n = tiles(spec.problem, spec.config, m);
   LaunchShape s{};
-  s.grid[0] = unsigned(sm_count > 0 ? std::min<int64_t>(tiles, sm_count) : tiles);
+  s.grid[0] = unsigned(sm_count > 0 ? std::min<int64_t>(n, sm_count) : std::min<int64_t>(n, 65535));
   s.grid[1] = s.grid[2] = 1;
   s.block[0] = kThreads;
   s.block[1] = s.block[2] = 1;
-  s.dynamic_smem = unsigned(dynamic_smem(c));
+  s.dynamic_smem = unsigned(dynamic_smem(spec.config));
   return s;
 }
 
@@ -134,7 +141,8 @@ const FamilyInfo& wgmma_tma_family() {
                       "const __grid_constant__ i8g::tma::Desc";
     f.tma_operands = true;
     f.name_fields = {ConfigField::warpgroups, ConfigField::stages, ConfigField::schedule};
-    f.untuned_rank = 0;  // experimental: only a tune, which verifies every candidate, may pick it
+    f.untuned_rank = 3;  // above mma_sync, where serves_untuned accepts (sm_90a, M >= 64)
+    f.serves_untuned = serves_untuned;
     f.unsupported = unsupported;
     f.candidates = candidates;
     f.invalid_reason = invalid_reason;

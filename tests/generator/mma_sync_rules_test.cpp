@@ -147,7 +147,10 @@ TEST(MmaSyncRules, HeuristicPrefersTensorCoresFromSm80AndFallsBack) {
     for (const GemmProblem& p : kTp4)
       for (int64_t m : {1, 16, 65, 256, 4096}) {
         const KernelConfig d = heuristic_default(p, t, m);
-        EXPECT_EQ(d.family, Family::mma_sync) << p.key() << " m=" << m << " on " << arch;
+        // sm_90a's [N,K] problems take the TMA ping-pong family from M = 64 up.
+        const Family want = std::string(arch) == "sm_90a" && m >= 64 ? Family::wgmma_tma : Family::mma_sync;
+        EXPECT_EQ(d.family, want) << p.key() << " m=" << m << " on " << arch;
+        EXPECT_EQ(heuristic_default(p, t, m, Family::mma_sync).family, Family::mma_sync);
         EXPECT_EQ(invalid_reason(p, d, t), "");
         EXPECT_EQ(d, heuristic_default(p, t, m));  // deterministic
         EXPECT_EQ(heuristic_default(p, t, m, Family::simt_dp4a).family, Family::simt_dp4a);

@@ -34,6 +34,24 @@ KernelConfig valid_config() {  // 1 warpgroup, 2 x m64, bn 128, 4 stages
   return c;
 }
 
+// The untuned default takes the TMA ping-pong family on sm_90a for [N,K] weights from M = 64
+// up where K holds a whole 128-byte box; everywhere else the family before it.
+TEST(WgmmaRules, TheUntunedDefaultTakesTheTmaFamilyFromM64Up) {
+  const Target t = hopper(false);
+  auto family = [&](const GemmProblem& p, int64_t m) { return heuristic_default(p, t, m).family; };
+  for (const GemmProblem& p : kTp4) {
+    EXPECT_NE(family(p, 63), Family::wgmma_tma) << p.key();
+    EXPECT_EQ(family(p, 64), Family::wgmma_tma) << p.key();
+    const KernelConfig c = heuristic_default(p, t, 1 << 20);
+    EXPECT_EQ(c.schedule, 2) << "ping-pong: " << c;
+    EXPECT_EQ(c.bm, 64) << c;
+    EXPECT_EQ(family(GemmProblem{p.n, p.k, WeightLayout::kn}, 4096), Family::mma_sync) << p.key();
+    EXPECT_NE(heuristic_default(p, Target::from_arch("sm_80"), 4096).family, Family::wgmma_tma);
+  }
+  EXPECT_NE(family(GemmProblem{2560, 64}, 4096), Family::wgmma_tma) << "K below one 128-byte box";
+  EXPECT_NE(family(GemmProblem{2560, 4088}, 4096), Family::wgmma_tma) << "K not a multiple of 16";
+}
+
 }  // namespace
 
 TEST(WgmmaRules, OffByDefault) {
@@ -46,7 +64,7 @@ TEST(WgmmaRules, OffByDefault) {
   }
 }
 
-TEST(WgmmaRules, TheFlagAddsTheWgmmaFamiliesAndChangesNothingElse) {
+TEST(WgmmaRules, TheFlagAddsTheWgmmaFamilyAndChangesNothingElse) {
   for (const GemmProblem& p : kTp4) {
     const std::vector<KernelConfig> off = candidates(p, hopper(false));
     const std::vector<KernelConfig> on = candidates(p, hopper(true));
@@ -56,22 +74,24 @@ TEST(WgmmaRules, TheFlagAddsTheWgmmaFamiliesAndChangesNothingElse) {
     EXPECT_LE(wg.size(), 10u) << p.key();
     EXPECT_GT(tma.size(), 0u) << p.key();
     EXPECT_LE(tma.size(), 10u) << p.key();
-    EXPECT_TRUE(of_family(off, Family::wgmma_tma).empty()) << p.key();
-    ASSERT_EQ(on.size(), off.size() + wg.size() + tma.size()) << p.key();
+    EXPECT_EQ(of_family(off, Family::wgmma_tma), tma) << "wgmma_tma is not behind the flag: " << p.key();
+    std::vector<KernelConfig> on_less_wg;
+    for (const KernelConfig& c : on)
+      if (c.family != Family::wgmma) on_less_wg.push_back(c);
+    EXPECT_EQ(on_less_wg, off) << p.key();
     for (const KernelConfig& c : tma) {
       EXPECT_EQ(invalid_reason(p, c, hopper(true)), "") << c;
       const KernelSpec s{p, c, "sm_90a"};
       EXPECT_EQ(KernelSpec::parse_name(s.name()), s) << s.name();
       EXPECT_NE(s.name().find("_wgmma_tma_"), std::string::npos);
     }
-    for (size_t i = 0; i < off.size(); ++i) EXPECT_EQ(on[i], off[i]) << p.key();
     for (const KernelConfig& c : wg) {
       EXPECT_EQ(invalid_reason(p, c, hopper(true)), "") << c;
       const KernelSpec s{p, c, "sm_90a"};
       EXPECT_EQ(KernelSpec::parse_name(s.name()), s) << s.name();
       EXPECT_NE(s.name().find("_wgmma_"), std::string::npos);
     }
-    // The untuned default stays off the experimental family even with the flag.
+    // The untuned default stays off the experimental wgmma family even with the flag.
     for (int64_t m : {1, 16, 256, 4096}) {
       EXPECT_EQ(heuristic_default(p, hopper(true), m), heuristic_default(p, hopper(false), m));
       EXPECT_EQ(heuristic_default(p, hopper(true), m, Family::wgmma).family, Family::wgmma);

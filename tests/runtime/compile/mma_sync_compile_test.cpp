@@ -52,7 +52,7 @@ TEST(MmaSync, DefaultConfigsCompileWithoutSpillsAndUseTensorCores) {
     std::set<std::string> seen;
     for (const GemmProblem& p : kTp4)
       for (int64_t m : {1, 16, 256, 4096}) {
-        KernelSpec s{p, heuristic_default(p, t, m), t.arch};
+        KernelSpec s{p, heuristic_default(p, t, m, Family::mma_sync), t.arch};
         ASSERT_EQ(s.config.family, Family::mma_sync) << s.name();
         if (seen.insert(s.name()).second) specs.push_back(s);
       }
@@ -127,7 +127,7 @@ TEST(MmaSync, KnIssuesAsManyLdmatrixAndMmaAsNk) {
   std::vector<KernelSpec> specs;
   for (const GemmProblem& nk : {GemmProblem{2560, 4096}, GemmProblem{4096, 384}})
     for (int64_t m : {1, 4096}) {
-      const KernelConfig c = heuristic_default(nk, t, m);
+      const KernelConfig c = heuristic_default(nk, t, m, Family::mma_sync);
       specs.push_back({nk, c, t.arch});
       specs.push_back({as_kn(nk), c, t.arch});
     }
