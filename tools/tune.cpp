@@ -223,8 +223,8 @@ void setup_tune(CLI::App& app) {
                 "skip M buckets whose winner the cache already holds for this GPU, compiler and generator")
       ->excludes(compile_only);
   cmd->add_flag("--experimental-wgmma", opts->experimental_wgmma,
-                "also try the wgmma family (sm_90a; never run on a GPU before: every candidate is "
-                "verified bit-exact before it is timed)");
+                "also try the experimental cp.async wgmma family (sm_90a; slower than wgmma_tma, which "
+                "is always tried there; every candidate is verified bit-exact before it is timed)");
   cmd->add_option("--arch", opts->arch, "target arch, e.g. sm_90a, sm_80 (default: the GPU's)");
   add_cache_option(*cmd, opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   cmd->add_option("--filter", opts->filter, "only kernels whose name matches this regex");
