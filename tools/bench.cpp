@@ -278,8 +278,9 @@ void run_bench(const BenchFlags& o) {
                  r.host_run_us - r.host_launch_us);
   if (!o.csv.empty()) std::ofstream(o.csv) << csv;
   if (!o.json.empty()) {
-    const nlohmann::json js = {{"tool", "i8gemm bench"}, {"device", e->device().name}, {"sm_count", sms},
-                               {"driver", e->device().driver_version}, {"rows", js_rows}};
+    nlohmann::json js = json_document("bench");
+    js.update(nlohmann::json{{"tool", "i8gemm bench"}, {"device", e->device().name}, {"sm_count", sms},
+                             {"driver", e->device().driver_version}, {"rows", js_rows}});
     std::ofstream(o.json) << js.dump(2) << "\n";
   }
 }

@@ -2,6 +2,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -43,6 +44,10 @@ CLI::Option* add_cache_option(CLI::App& cmd, std::string& into, const std::strin
 // A time in microseconds ("12.34") for a table, or "-" where none was measured (NULL in the
 // cache, which reads back empty or, in winners, as NaN): never a misleading 0.
 std::string us_or_dash(std::optional<double> us);
+// What every JSON document the CLI writes starts with (docs/json.md): {"schema": "i8gemm/<name>",
+// "version": kJsonVersion}. The version grows when a field changes meaning or goes away.
+inline constexpr int kJsonVersion = 1;
+nlohmann::json json_document(const std::string& name);
 
 // `text` with every byte a terminal could act on (C0 controls but newline and tab, DEL, and
 // UTF-8-encoded C1 controls) written as \xNN: names and blobs from an untrusted cache are

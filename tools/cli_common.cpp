@@ -180,4 +180,8 @@ void Progress::finish() {
   std::fprintf(stderr, "%s: %zu/%zu done in %.1f s\n", label_.c_str(), last_, total_, s);
 }
 
+nlohmann::json json_document(const std::string& name) {
+  return nlohmann::json{{"schema", "i8gemm/" + name}, {"version", kJsonVersion}};
+}
+
 }  // namespace i8g::cli

@@ -91,7 +91,9 @@ void run_list(const InspectOptions& o) {
   if (o.json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& k : ks) arr.push_back(summary_json(k, build, amd_of(k)));
-    print_safe("{}\n", arr.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
+    nlohmann::json doc = json_document("inspect-list");
+    doc["kernels"] = std::move(arr);
+    print_safe("{}\n", doc.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
     return;
   }
   const size_t amd = size_t(std::count_if(ks.begin(), ks.end(), is_amd));
@@ -170,7 +172,9 @@ void run_show(const InspectOptions& o) {
     j["sass"] = k.isa;
     j["log"] = k.log;
     j["binary_sha256"] = k.binary_sha256;
-    print_safe("{}\n", j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
+    nlohmann::json doc = json_document("inspect-show");
+    doc.update(j);
+    print_safe("{}\n", doc.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
     return;
   }
   print_safe("name      {}\narch      {}\ncompiler  {}\ngenerator {}\noptions#  {}\nfamily    {}\nproblem   {}\n"
@@ -228,7 +232,9 @@ void run_winners(const InspectOptions& o) {
                      {"compiler", w.key.compiler_version}, {"winner", w.candidate}, {"time_us", w.time_us},
                      {"cublaslt_us", w.baseline_us}, {"speedup", w.speedup}, {"stale", stale(w)},
                      {"candidates_timed", c.timings(w.key).size()}});
-    print_safe("{}\n", arr.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
+    nlohmann::json doc = json_document("inspect-winners");
+    doc["winners"] = std::move(arr);
+    print_safe("{}\n", doc.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
     return;
   }
   print_safe("{:<32} {:>6} {:<14} {:>9} {:>9} {:>8} {:>6}  {}\n", "problem", "M", "gpu", "time us", "cuBLASLt",
@@ -319,7 +325,9 @@ void run_audit(const InspectOptions& o) {
   if (o.json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& f : findings) arr.push_back({{"severity", f.severity}, {"name", f.name}, {"finding", f.what}});
-    print_safe("{}\n", nlohmann::json{{"kernels", ks.size()}, {"integrity", a.integrity}, {"findings", arr}}.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
+    nlohmann::json doc = json_document("inspect-audit");
+    doc.update(nlohmann::json{{"kernels", ks.size()}, {"integrity", a.integrity}, {"findings", arr}});
+    print_safe("{}\n", doc.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
   } else {
     for (const auto& f : findings) print_safe("{:<8} {}: {}\n", f.severity, f.name, f.what);
   }

@@ -2,6 +2,7 @@
 // what was wrong, and no file of the user's touched: a missing cache is not created, a file that
 // is not an i8gemm cache keeps every byte.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
@@ -207,7 +208,11 @@ TEST_F(CliCacheFiles, InspectOfAnEmptyCache) {
   const std::string c = empty_cache();
   Result l = run({"inspect", "list", "--json", "--cache", c});
   EXPECT_TRUE(l.ok()) << l.describe();
-  EXPECT_EQ(l.out.find_first_not_of(" \n"), l.out.find('['));
+  const nlohmann::json doc = nlohmann::json::parse(l.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << l.out;
+  EXPECT_EQ(doc.value("schema", ""), "i8gemm/inspect-list") << l.out;
+  EXPECT_TRUE(doc.value("kernels", nlohmann::json()).is_array()) << l.out;
+  EXPECT_TRUE(doc.value("kernels", nlohmann::json()).empty()) << l.out;
   Result a = run({"inspect", "audit", "--cache", c});
   EXPECT_TRUE(a.ok()) << a.describe();
 }

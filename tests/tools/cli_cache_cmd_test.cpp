@@ -138,12 +138,13 @@ TEST_F(CliCacheCmd, InspectMarksStaleEntriesAndGcRemovesThemOnlyWhenAsked) {
   Result list = run({"inspect", "list", "--json", "--cache", c});
   ASSERT_TRUE(list.ok()) << list.describe();
   int stale = 0, fresh = 0;
-  for (const auto& k : json::parse(list.out)) (k.value("stale", false) ? stale : fresh)++;
+  const json listed = json::parse(list.out).at("kernels");
+  for (const auto& k : listed) (k.value("stale", false) ? stale : fresh)++;
   EXPECT_EQ(stale, 2);
   EXPECT_EQ(fresh, 2);
   Result winners = run({"inspect", "winners", "--json", "--cache", c});
   ASSERT_TRUE(winners.ok()) << winners.describe();
-  EXPECT_TRUE(json::parse(winners.out).at(0).value("stale", false)) << winners.out;
+  EXPECT_TRUE(json::parse(winners.out).at("winners").at(0).value("stale", false)) << winners.out;
 
   Result dry = run({"cache", "gc", "--dry-run", "--cache", c});
   ASSERT_TRUE(dry.ok()) << dry.describe();
@@ -153,8 +154,9 @@ TEST_F(CliCacheCmd, InspectMarksStaleEntriesAndGcRemovesThemOnlyWhenAsked) {
   ASSERT_TRUE(gc.ok()) << gc.describe();
   EXPECT_NE(gc.out.find("removed 3 stale entries"), std::string::npos) << gc.out;
   Result after = run({"inspect", "list", "--json", "--cache", c});
-  for (const auto& k : json::parse(after.out)) EXPECT_FALSE(k.value("stale", true)) << k.dump();
-  EXPECT_EQ(json::parse(after.out).size(), 2u);
+  const json listed_after = json::parse(after.out).at("kernels");
+  for (const auto& k : listed_after) EXPECT_FALSE(k.value("stale", true)) << k.dump();
+  EXPECT_EQ(json::parse(after.out).at("kernels").size(), 2u);
   Result again = run({"cache", "gc", "--cache", c});
   EXPECT_NE(again.out.find("removed 0 stale entries"), std::string::npos) << again.out;
   Result none = run({"cache", "gc", "--cache", dir_.file("absent.sqlite")});

@@ -103,8 +103,12 @@ class CliPopulated : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << r.describe();
     json j = json::parse(r.out, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << "not JSON:\n" << r.describe();
-    EXPECT_TRUE(j.is_array()) << r.out;
-    return j.is_discarded() ? json::array() : j;
+    EXPECT_TRUE(j.is_object()) << r.out;
+    if (!j.is_object()) return json::array();
+    EXPECT_EQ(j.value("schema", ""), "i8gemm/inspect-list") << r.out;
+    EXPECT_EQ(j.value("version", 0), 1) << r.out;
+    EXPECT_TRUE(j.value("kernels", json()).is_array()) << r.out;
+    return j.value("kernels", json::array());
   }
 
   std::vector<std::string> names(const json& list) {
@@ -235,6 +239,8 @@ TEST_F(CliPopulated, ShowPrintsSourcePtxReportAndSass) {
   ASSERT_TRUE(j.ok()) << j.describe();
   json doc = json::parse(j.out, nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << j.out.substr(0, 2000);
+  EXPECT_EQ(doc.value("schema", ""), "i8gemm/inspect-show");
+  EXPECT_EQ(doc.value("version", 0), 1);
   EXPECT_EQ(doc.value("name", ""), name);
   EXPECT_TRUE(has(doc.value("ptx", ""), ".entry"));
   EXPECT_FALSE(doc.value("source", "").empty());
@@ -250,6 +256,8 @@ TEST_F(CliPopulated, AuditIsCleanOnAFreshCache) {
   ASSERT_TRUE(j.ok()) << j.describe();
   json doc = json::parse(j.out, nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << j.out;
+  EXPECT_EQ(doc.value("schema", ""), "i8gemm/inspect-audit");
+  EXPECT_EQ(doc.value("version", 0), 1);
   EXPECT_EQ(doc.value("integrity", ""), "ok");
   EXPECT_TRUE(doc["findings"].empty()) << j.out;
 }
@@ -376,7 +384,7 @@ TEST_F(Cli, ShapesFileWithFilterCoversEveryShape) {
   EXPECT_GT(total, 0);
   Result l = run({"inspect", "list", "--json", "--cache", c});
   ASSERT_TRUE(l.ok()) << l.describe();
-  json list = json::parse(l.out, nullptr, false);
+  json list = json::parse(l.out, nullptr, false).value("kernels", json());
   ASSERT_TRUE(list.is_array()) << l.out;
   EXPECT_EQ(int(list.size()), total);
   for (const auto& k : list) EXPECT_TRUE(has(k.value("name", ""), "bm16_bn128_bk32_tm4_tn4"));
@@ -394,13 +402,13 @@ TEST_F(Cli, DefaultCacheComesFromTheEnvironment) {
   // inspect without --cache reads the same file.
   Result l = run({"inspect", "list", "--json"}, where);
   ASSERT_TRUE(l.ok()) << l.describe();
-  json list = json::parse(l.out, nullptr, false);
+  json list = json::parse(l.out, nullptr, false).value("kernels", json());
   ASSERT_TRUE(list.is_array()) << l.out;
   EXPECT_EQ(list.size(), 1u) << l.out;
   // --cache overrides the environment.
   Result other = run({"inspect", "list", "--json", "--cache", where}, dir_.file("elsewhere.sqlite"));
   ASSERT_TRUE(other.ok()) << other.describe();
-  EXPECT_EQ(json::parse(other.out, nullptr, false), list);
+  EXPECT_EQ(json::parse(other.out, nullptr, false).value("kernels", json()), list);
   EXPECT_FALSE(exists(dir_.file("elsewhere.sqlite")));
 }
 

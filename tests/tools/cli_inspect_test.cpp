@@ -109,7 +109,8 @@ TEST_F(CliInspect, OtherCompileOptionsAreStaleInListAuditAndGc) {
   Result list = run({"inspect", "list", "--json", "--cache", c});
   ASSERT_TRUE(list.ok()) << list.describe();
   int stale = 0;
-  for (const auto& k : json::parse(list.out))
+  const json listed = json::parse(list.out).at("kernels");
+  for (const auto& k : listed)
     if (k.at("stale").get<bool>()) {
       ++stale;
       EXPECT_EQ(k.at("stale_reason"), "made with other compile options");
@@ -145,7 +146,7 @@ TEST_F(CliInspect, TerminalEscapesFromACachePrintAsText) {
   }
   Result json_list = run({"inspect", "list", "--json", "--cache", c});
   ASSERT_TRUE(json_list.ok()) << json_list.describe();
-  EXPECT_EQ(json::parse(json_list.out).at(0).at("name"), name) << "JSON keeps the name exact (escaped by JSON)";
+  EXPECT_EQ(json::parse(json_list.out).at("kernels").at(0).at("name"), name) << "JSON keeps the name exact (escaped by JSON)";
 }
 
 TEST_F(CliInspect, ASchemaOneCacheIsListedAsStaleUntouchedThenMigratedByAWrite) {
@@ -156,7 +157,8 @@ TEST_F(CliInspect, ASchemaOneCacheIsListedAsStaleUntouchedThenMigratedByAWrite) 
   const std::string before = read_bytes(c);
   Result list = run({"inspect", "list", "--json", "--cache", c});
   ASSERT_TRUE(list.ok()) << list.describe();
-  for (const auto& k : json::parse(list.out))
+  const json listed = json::parse(list.out).at("kernels");
+  for (const auto& k : listed)
     EXPECT_EQ(k.at("stale_reason"), "made before compile options were part of the key (schema 1)") << k.dump();
   Result audit = run({"inspect", "audit", "--cache", c});
   EXPECT_TRUE(audit.ok()) << audit.describe();
