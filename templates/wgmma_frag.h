@@ -79,6 +79,26 @@ I8G_WG_HD constexpr int d_col(int t, int i) { return 8 * (i >> 2) + 2 * (t % 4) 
 // Per stage the A tile (BM rows of 128 bytes) then the B tile (BN rows), each 1024-aligned.
 I8G_WG_HD constexpr int stage_bytes(int bm, int bn) { return (bm + bn) * kRowBytes; }
 
+// --- persistent tile order --------------------------------------------------------------------
+// Tile `tile` of tiles_m x tiles_n in grouped order: `group` tiles of one dimension at a time,
+// walking the other dimension, so that the blocks running together share operand rows in L2.
+// along_n: groups of tile columns walking M (each group re-reads x, the activations); else
+// groups of tile rows walking N (each group re-reads w). Re-read the smaller operand: along_n
+// when M < N. A bijection of [0, tiles_m * tiles_n) for either order; 32-bit (a 64-bit division
+// is a call on the device).
+I8G_WG_HD void grouped_tile(int tile, int tiles_m, int tiles_n, int group, bool along_n, int& tm, int& tn) {
+  const int grouped = along_n ? tiles_n : tiles_m;  // the dimension split into groups
+  const int walked = along_n ? tiles_m : tiles_n;
+  const int per_group = group * walked;
+  const int g = tile / per_group;
+  const int first = g * group;
+  const int width = grouped - first < group ? grouped - first : group;
+  const int in_group = tile - g * per_group;
+  const int a = first + in_group % width, b = in_group / width;
+  tm = along_n ? b : a;
+  tn = along_n ? a : b;
+}
+
 }  // namespace wg
 }  // namespace i8g
 

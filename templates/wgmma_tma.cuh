@@ -22,7 +22,9 @@
 //                completes; then the epilogue from registers (epilogue.cuh, the same code as
 //                every family, so the output is bit-identical).
 // The grid is at most one block per SM; block b takes tiles b, b + gridDim.x, ... in grouped
-// order (GROUP_M tile rows at a time, so that the blocks running together share x and w in L2).
+// order (GROUP_M tiles of one dimension at a time, walking the other, so that the blocks running
+// together share x and w in L2): groups of tile columns when M < N (each group re-reads x, the
+// smaller operand), else groups of tile rows (wgmma_frag.h, grouped_tile).
 // Producer and consumers walk the same tiles and K tiles, so their ring positions agree.
 //
 // The tensor maps are encoded by the host for each launch (x: {K, M}, w: {K, N}, UINT8, 128B
@@ -96,20 +98,6 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
-// Tile `tile` of tiles_m x tiles_n in grouped order: GROUP_M tile rows at a time, column by
-// column within the group (rows first), so that consecutive tiles share x rows and w columns.
-// 32-bit: a 64-bit division is a call.
-template <int GROUP_M>
-__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int& tm, int& tn) {
-  const int per_group = GROUP_M * tiles_n;
-  const int group = tile / per_group;
-  const int first = group * GROUP_M;
-  const int rows = tiles_m - first < GROUP_M ? tiles_m - first : GROUP_M;
-  const int in_group = tile - group * per_group;
-  tm = first + in_group % rows;
-  tn = in_group / rows;
-}
-
 }  // namespace tma
 
 template <int BM, int BN, int STAGES, int GROUP_M, int PP, long long N_, long long K_, int ACT, int WSC, int OUT, int BIAS,
@@ -148,6 +136,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   // Tile counts fit 32 bits (the host refuses M past 2^31 - 1; N and K are far smaller).
   const int tiles_m = int((M + BM - 1) / BM), tiles_n = int((N + BN - 1) / BN), tiles = tiles_m * tiles_n;
   const int ktiles = int((K + BK - 1) / BK);
+  const bool along_n = M < N;  // group tile columns (re-reading x) when x is the smaller operand
   const int role = threadIdx.x / wg::kWarpgroup;  // 0 producer, 1 and 2 consumers
   const int t = threadIdx.x % wg::kWarpgroup;
 
@@ -171,7 +160,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     unsigned phase = 0;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       int tm, tn;
-      tma::tile_coords<GROUP_M>(tile, tiles_m, tiles_n, tm, tn);
+      wg::grouped_tile(tile, tiles_m, tiles_n, GROUP_M, along_n, tm, tn);
       for (int kt = 0; kt < ktiles; ++kt) {
         tma::mbar_wait(empty(stage), phase ^ 1u);
         tma::mbar_arrive_expect_tx(full(stage), STAGE_BYTES);
@@ -204,7 +193,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   unsigned turns = 0;  // ping-pong: tiles this consumer has started
   for (int tile = first; tile < tiles; tile += step, ++turns) {
     int tm, tn;
-    tma::tile_coords<GROUP_M>(tile, tiles_m, tiles_n, tm, tn);
+    wg::grouped_tile(tile, tiles_m, tiles_n, GROUP_M, along_n, tm, tn);
     // Ping-pong: wait for the other consumer's last K tile of the tile before this one (consumer
     // 0's first tile has none). Its n-th signal completes phase n of our turn barrier.
     if (PP && (c == 1 || turns > 0)) tma::mbar_wait(turn(c), (c == 1 ? turns : turns - 1) & 1u);

@@ -187,4 +187,39 @@ TEST(WgmmaFrag, EmulatedDataPathMatchesAPlainGemmWithTails) {
   emulate(257, 64, 256, 256, 64, 2, 4, rng);    // two warpgroups x two m64
 }
 
+// The persistent kernels' tile order: every tile exactly once in either orientation, and a
+// group's consecutive tiles share the grouped dimension's band (GROUP tiles of it) while the
+// other dimension advances one tile per `width` tiles.
+TEST(WgmmaFrag, GroupedTileOrderIsABijectionInBothOrientations) {
+  for (int tiles_m : {1, 3, 8, 32, 33})
+    for (int tiles_n : {1, 5, 8, 48})
+      for (int group : {1, 8})
+        for (bool along_n : {false, true}) {
+          std::vector<int> seen(size_t(tiles_m * tiles_n), 0);
+          for (int t = 0; t < tiles_m * tiles_n; ++t) {
+            int tm = -1, tn = -1;
+            wg::grouped_tile(t, tiles_m, tiles_n, group, along_n, tm, tn);
+            ASSERT_TRUE(tm >= 0 && tm < tiles_m && tn >= 0 && tn < tiles_n)
+                << t << " -> " << tm << "," << tn << " of " << tiles_m << "x" << tiles_n;
+            ++seen[size_t(tm * tiles_n + tn)];
+          }
+          for (int v : seen) ASSERT_EQ(v, 1) << tiles_m << "x" << tiles_n << " group " << group << " along_n " << along_n;
+        }
+  // 32 x 48 tiles, groups of 8: the first 8 tiles along N are tile columns 0..7 of tile row 0,
+  // the next 8 the same columns of row 1; along M, the transpose.
+  int tm = 0, tn = 0;
+  wg::grouped_tile(9, 32, 48, 8, true, tm, tn);
+  EXPECT_EQ(tm, 1);
+  EXPECT_EQ(tn, 1);
+  wg::grouped_tile(9, 32, 48, 8, false, tm, tn);
+  EXPECT_EQ(tm, 1);
+  EXPECT_EQ(tn, 1);
+  wg::grouped_tile(8 * 32, 32, 48, 8, true, tm, tn);  // the second group of tile columns
+  EXPECT_EQ(tm, 0);
+  EXPECT_EQ(tn, 8);
+  wg::grouped_tile(8 * 48, 32, 48, 8, false, tm, tn);  // the second group of tile rows
+  EXPECT_EQ(tm, 8);
+  EXPECT_EQ(tn, 0);
+}
+
 }  // namespace
