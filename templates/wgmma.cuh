@@ -134,20 +134,118 @@ __device__ __forceinline__ void mma_k_tile(int (&acc)[MI][BN / 2], unsigned sa, 
   wgmma_commit();
 }
 
+// Two floats as one packed bf16x2 / f16x2 word (lo in the low half), each rounded to nearest even:
+// the bits of two f32_to_bf16_rne / f32_to_f16_rne calls, in one instruction.
+template <int OUT>
+__device__ __forceinline__ unsigned pack_half2(float lo, float hi) {
+  unsigned d;
+  if constexpr (OUT == kOutBF16)
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+  else
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+  return d;
+}
+
+// The column operands (scale, bias, colsum) of CH column groups from j0: the two columns each
+// group holds for thread t, zero past N.
+template <int CH, int WSC, int OUT, int BIAS, int ASYM>
+__device__ __forceinline__ void load_col_chunk(const I8gArgs& args, long long n0, long long N, int j0, int t,
+                                               float (&sw)[CH][2], float (&b)[CH][2], int (&colsum)[CH][2]) {
+#pragma unroll
+  for (int jj = 0; jj < CH; ++jj)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const long long n = n0 + wg::d_col(t, 4 * (j0 + jj) + e);
+      sw[jj][e] = b[jj][e] = 0.0f;
+      colsum[jj][e] = 0;
+      if (n < N) load_col_operands<WSC, OUT, BIAS, ASYM>(args, n, sw[jj][e], b[jj][e], colsum[jj][e]);
+    }
+}
+
+// Column groups per chunk of loaded column operands: as many as the register budget allows.
+template <int BN, int BIAS, int ASYM>
+constexpr int col_chunk() {
+  constexpr int J = BN / 8, CH_MAX = (BIAS || ASYM) ? 4 : 8;
+  return J < CH_MAX ? J : CH_MAX;
+}
+
+// An interior tile (every row < M, every column < N, rows 8-byte aligned): no guards, one base
+// address per fragment row. 4-byte outputs leave in 8-byte pairs; 2-byte outputs swap a packed
+// pair with the neighbouring lane (wgmma_frag.h, wide_col) and leave in 8-byte quads, so each
+// row's four lanes write one whole 32-byte sector per store instead of half of two.
+template <int MI, int BN, int WSC, int OUT, int BIAS, int ASYM>
+__device__ __forceinline__ void store_interior(const I8gArgs& args, int (&acc)[MI][BN / 2], const float (&sx)[MI][2],
+                                               const int (&zp)[MI][2], long long row0, long long n0, long long N,
+                                               int t) {
+  constexpr int J = BN / 8;
+  constexpr int CH = col_chunk<BN, BIAS, ASYM>();
+  constexpr bool WIDE = out_bytes<OUT>() == 2;
+  static_assert(J % CH == 0 && CH % 2 == 0, "whole chunks of column-group pairs");
+  const bool odd = t & 1;
+  unsigned char* rowp[MI][2];
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long m = row0 + i * wg::kM + wg::d_row(t, 2 * h);
+      const long long n = n0 + (WIDE ? wg::wide_col(t) : wg::d_col(t, 0));
+      rowp[i][h] = static_cast<unsigned char*>(args.out) + (m * N + n) * out_bytes<OUT>();
+    }
+#pragma unroll
+  for (int j0 = 0; j0 < J; j0 += CH) {
+    float sw[CH][2], b[CH][2];
+    int colsum[CH][2];
+    load_col_chunk<CH, WSC, OUT, BIAS, ASYM>(args, n0, N, j0, t, sw, b, colsum);
+#pragma unroll
+    for (int jj = 0; jj < CH; jj += 2)
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          int a[2][2];
+          float y[2][2];
+#pragma unroll
+          for (int g = 0; g < 2; ++g)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              a[g][e] = acc[i][4 * (j0 + jj + g) + 2 * h + e];
+              y[g][e] = epilogue_value<OUT, BIAS, ASYM>(a[g][e], sx[i][h], zp[i][h], sw[jj + g][e], b[jj + g][e],
+                                                        colsum[jj + g][e]);
+            }
+          if constexpr (WIDE) {
+            // Columns 8j..8j+15 of the row (j = j0 + jj): even lanes keep group j's pair and take
+            // their neighbour's; odd lanes take their neighbour's group j + 1 pair and keep theirs.
+            const unsigned p0 = pack_half2<OUT>(y[0][0], y[0][1]), p1 = pack_half2<OUT>(y[1][0], y[1][1]);
+            const unsigned got = __shfl_xor_sync(0xffffffffu, odd ? p0 : p1, 1);
+            *reinterpret_cast<uint2*>(rowp[i][h] + 16 * (j0 + jj)) = odd ? make_uint2(got, p1) : make_uint2(p0, got);
+          } else {
+#pragma unroll
+            for (int g = 0; g < 2; ++g) {
+              unsigned char* p = rowp[i][h] + 32 * (j0 + jj + g);
+              if constexpr (OUT == kOutI32)
+                *reinterpret_cast<int2*>(p) = make_int2(a[g][0], a[g][1]);
+              else
+                *reinterpret_cast<float2*>(p) = make_float2(y[g][0], y[g][1]);
+            }
+          }
+        }
+  }
+}
+
 // The epilogue of one warpgroup's accumulators: MI m64nBN instructions whose register r of
 // instruction i holds row row0 + 64*i + d_row(t, r) and column n0 + d_col(t, r) (wgmma_frag.h),
-// through epilogue.cuh per element, guarded for M and N tails. Registers 2h and 2h+1 of a column
-// group are adjacent columns, so they leave as one store (bf16x2, float2, int2) where N is even
-// and `out` aligned; the column operands of CH groups are loaded ahead of their stores, so their
-// loads are in flight together rather than one round trip per column.
+// through epilogue.cuh per element. Interior tiles take store_interior; edge tiles are guarded
+// for M and N tails, and registers 2h and 2h+1 of a column group (adjacent columns) leave as one
+// store (bf16x2, float2, int2) where N is even and `out` aligned. The column operands of CH
+// groups are loaded ahead of their stores, so their loads are in flight together rather than
+// one round trip per column.
 template <int MI, int BN, int ACT, int WSC, int OUT, int BIAS, int ASYM>
 __device__ __forceinline__ void store_fragments(const I8gArgs& args, int (&acc)[MI][BN / 2], long long row0,
                                                 long long n0, long long M, long long N, int t) {
-  constexpr int J = BN / 8;                              // column groups (2 columns each) per thread
-  constexpr int CH_MAX = (BIAS || ASYM) ? 4 : 8;         // register budget for the loaded operands
-  constexpr int CH = J < CH_MAX ? J : CH_MAX;
+  constexpr int J = BN / 8;  // column groups (2 columns each) per thread
+  constexpr int CH = col_chunk<BN, BIAS, ASYM>();
   static_assert(J % CH == 0, "whole chunks of column groups");
-  const bool pairs = N % 2 == 0 && reinterpret_cast<unsigned long long>(args.out) % (2 * out_bytes<OUT>()) == 0;
+  const unsigned long long out_addr = reinterpret_cast<unsigned long long>(args.out);
   float sx[MI][2];
   int zp[MI][2];
 #pragma unroll
@@ -159,19 +257,16 @@ __device__ __forceinline__ void store_fragments(const I8gArgs& args, int (&acc)[
       zp[i][h] = 0;
       if (m < M) load_row_operands<ACT, OUT, ASYM>(args, m, sx[i][h], zp[i][h]);
     }
+  if (row0 + MI * wg::kM <= M && n0 + BN <= N && (N * out_bytes<OUT>()) % 8 == 0 && out_addr % 8 == 0) {
+    store_interior<MI, BN, WSC, OUT, BIAS, ASYM>(args, acc, sx, zp, row0, n0, N, t);
+    return;
+  }
+  const bool pairs = N % 2 == 0 && out_addr % (2 * out_bytes<OUT>()) == 0;
 #pragma unroll
   for (int j0 = 0; j0 < J; j0 += CH) {
     float sw[CH][2], b[CH][2];
     int colsum[CH][2];
-#pragma unroll
-    for (int jj = 0; jj < CH; ++jj)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const long long n = n0 + wg::d_col(t, 4 * (j0 + jj) + e);
-        sw[jj][e] = b[jj][e] = 0.0f;
-        colsum[jj][e] = 0;
-        if (n < N) load_col_operands<WSC, OUT, BIAS, ASYM>(args, n, sw[jj][e], b[jj][e], colsum[jj][e]);
-      }
+    load_col_chunk<CH, WSC, OUT, BIAS, ASYM>(args, n0, N, j0, t, sw, b, colsum);
 #pragma unroll
     for (int jj = 0; jj < CH; ++jj) {
       const int j = j0 + jj;

@@ -73,6 +73,13 @@ I8G_WG_HD constexpr u32 canonical_addr(u32 start, u32 sbo, int row, int k) {
 I8G_WG_HD constexpr int d_row(int t, int i) { return 16 * (t / 32) + (t % 32) / 4 + 8 * ((i >> 1) & 1); }
 I8G_WG_HD constexpr int d_col(int t, int i) { return 8 * (i >> 2) + 2 * (t % 4) + (i & 1); }
 
+// Wide stores of 2-byte outputs: lanes t and t ^ 1 swap one packed column pair so that, for the
+// column groups 2p and 2p + 1 (16 columns), each lane holds four adjacent columns and a row's four
+// lanes cover 32 contiguous bytes (one sector) in one 8-byte store each. Even lanes keep group
+// 2p's pair and take their odd neighbour's; odd lanes take their even neighbour's pair of group
+// 2p + 1 and keep their own. wide_col: the first of the four columns lane t stores, within the 16.
+I8G_WG_HD constexpr int wide_col(int t) { return 2 * (t % 4) + 6 * (t & 1); }
+
 // --- block tiling -----------------------------------------------------------------------------
 // A block of WG warpgroups computes BM x BN, BM = 64 * MI * WG: warpgroup g owns rows
 // [64 * MI * g, 64 * MI * (g + 1)), one m64 instruction per 64 rows, all BN columns.

@@ -58,16 +58,20 @@ __device__ __forceinline__ void mbar_arrive(unsigned bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 // Returns once the phase of parity `parity` has completed (a fresh barrier counts its parity-1
-// phase as completed, so the producer's first pass over the empty slots does not wait).
+// phase as completed, so the producer's first pass over the empty slots does not wait). The
+// suspend-time hint lets a waiting thread sleep until the phase completes (up to 10 ms before
+// it polls again) rather than spin: a ping-pong consumer waits out the other's whole mainloop,
+// and the producer most of every K tile, and spinning warps cost issue slots and power.
+constexpr unsigned kSuspendHintNs = 10000000;
 __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
   asm volatile(
       "{\n"
       ".reg .pred done;\n"
       "WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n"
       "@!done bra WAIT;\n"
       "}\n" ::"r"(bar),
-      "r"(parity)
+      "r"(parity), "n"(kSuspendHintNs)
       : "memory");
 }
 

@@ -112,6 +112,26 @@ TEST(WgmmaFrag, AccumulatorMapIsABijectionMatchingTheIsaFigure) {
     }
 }
 
+// The wide store's lane exchange (wgmma.cuh store_wide): within groups 2p and 2p + 1, lane t sends
+// its pair of group 2p + (t even) to lane t ^ 1 and stores its own pair and the received one as
+// four adjacent columns from wide_col(t); per row the four lanes then store every column once.
+TEST(WgmmaFrag, WideStoreExchangeCoversEveryColumnOnce) {
+  for (int t = 0; t < wg::kWarpgroup; ++t) {
+    const int partner = t ^ 1;
+    const bool odd = t & 1;
+    // Registers 2h, 2h + 1 of group g hold columns d_col(., 4g + 2h) and + 1 (same row).
+    const int own = wg::d_col(t, odd ? 4 : 0), got = wg::d_col(partner, odd ? 4 : 0);
+    const int lo = odd ? got : own, hi = odd ? own : got;  // the two pairs in column order
+    ASSERT_EQ(wg::d_row(t, 0), wg::d_row(partner, 0));
+    EXPECT_EQ(lo, wg::wide_col(t)) << "t " << t;
+    EXPECT_EQ(hi, lo + 2) << "t " << t;
+  }
+  std::set<int> cols;
+  for (int q = 0; q < 4; ++q)
+    for (int c = 0; c < 4; ++c) EXPECT_TRUE(cols.insert(wg::wide_col(q) + c).second);
+  EXPECT_EQ(cols, (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}));
+}
+
 // The kernel's data path for one block on the CPU: TileLoader's copies (chunk c of row r with
 // zero fill past M/N/K) into a shared buffer, then for every k32 step and m64 slice the bytes
 // the descriptors address, the MMA, and the epilogue's (thread, register) -> (row, col) map.
