@@ -124,12 +124,14 @@ __device__ __forceinline__ void mma_k_tile(int (&acc)[MI][BN / 2], unsigned sa, 
 #pragma unroll
   for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
   wgmma_fence();
+  // Encoded once per K tile; each instruction's descriptor is a constant step away (desc_step).
+  const wg::u32 a_lo = wg::desc_lo(sa), b_lo = wg::desc_lo(sb);
 #pragma unroll
   for (int kk = 0; kk < wg::kRowBytes / wg::kK; ++kk) {
-    const wg::u64 db = wg::make_desc(sb + wg::k_step_offset(kk));
+    const wg::u64 db = wg::desc_of(b_lo + wg::desc_step(wg::k_step_offset(kk)));
 #pragma unroll
     for (int i = 0; i < MI; ++i)
-      wgmma_s8<BN>(acc[i], wg::make_desc(sa + i * wg::kM * wg::kRowBytes + wg::k_step_offset(kk)), db);
+      wgmma_s8<BN>(acc[i], wg::desc_of(a_lo + wg::desc_step(i * wg::kM * wg::kRowBytes + wg::k_step_offset(kk))), db);
   }
   wgmma_commit();
 }

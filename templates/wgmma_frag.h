@@ -56,6 +56,16 @@ I8G_WG_HD constexpr u32 desc_sbo(u64 d) { return u32((d >> 32) & 0x3FFFu) << 4; 
 I8G_WG_HD constexpr u32 desc_base_offset(u64 d) { return u32((d >> 49) & 7u); }
 I8G_WG_HD constexpr u32 desc_swizzle(u64 d) { return u32(d >> 62); }
 
+// A descriptor's address moves by `bytes` (a multiple of 16) by adding bytes >> 4 to its low word:
+// the start-address field is the low 14 bits and shared-memory addresses stay below 2^18, so
+// the sum never carries out of the field (the host test checks against make_desc). The high
+// word (SBO, swizzle) is the same for every tile here, so a descriptor is one 32-bit add away
+// from its neighbours: what the mainloop issues per wgmma instead of re-encoding an address.
+I8G_WG_HD constexpr u32 desc_lo(u32 smem_addr, u32 lbo = 16) { return u32(desc_encode(smem_addr) | (desc_encode(lbo) << 16)); }
+constexpr u32 kDescHi = u32(desc_encode(kAtomBytes) | (kSwizzle128B << 30));
+I8G_WG_HD constexpr u64 desc_of(u32 lo) { return (u64(kDescHi) << 32) | lo; }
+I8G_WG_HD constexpr u32 desc_step(u32 bytes) { return bytes >> 4; }
+
 // k32 step s (0..3) of a 128-byte row starts 32 * s bytes into the atom: the descriptor's start
 // address moves by 32 bytes and the hardware applies the swizzle to the resulting addresses
 // (which never carry into bit 7, so bits 7..9 stay the row's): the same convention CUTLASS and

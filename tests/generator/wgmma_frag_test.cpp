@@ -50,6 +50,16 @@ TEST(WgmmaFrag, DescriptorBitFieldsFollowTheIsa) {
   }
 }
 
+// The mainloop's descriptor arithmetic (desc_lo + desc_step, desc_of) equals encoding each
+// address from scratch, over the whole shared-memory window the kernels use.
+TEST(WgmmaFrag, SteppedDescriptorsEqualEncodedOnes) {
+  for (wg::u32 base = 0; base < 232 * 1024; base += 1024)
+    for (wg::u32 off : {0u, 32u, 64u, 96u, 8192u, 8192u + 96u, 16384u + 32u, 24576u + 96u}) {
+      if (base + off >= (1u << 18)) continue;
+      ASSERT_EQ(wg::desc_of(wg::desc_lo(base) + wg::desc_step(off)), wg::make_desc(base + off)) << base << "+" << off;
+    }
+}
+
 TEST(WgmmaFrag, LoaderPlacementIsTheCanonical128BSwizzleForEveryKStep) {
   // For a tile of `rows` rows starting at a 1024-aligned address (any stage, A or B tile, any
   // m64 slice), the hardware reads element (row, k) of k32 step s at canonical_addr(start + 32s,
