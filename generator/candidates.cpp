@@ -54,6 +54,9 @@ std::string unused_field_reason(const FamilyInfo& f, const KernelConfig& c) {
   static const KernelConfig defaults;
   for (const ConfigFieldInfo& field : config_fields()) {
     if (std::find(f.name_fields.begin(), f.name_fields.end(), field.field) != f.name_fields.end()) continue;
+    if (std::find(f.optional_name_fields.begin(), f.optional_name_fields.end(), field.field) !=
+        f.optional_name_fields.end())
+      continue;
     if (c.*field.member != defaults.*field.member)
       return fmt::format("{} does not use {} ({}={}; it must stay {})", f.name, field.name, field.name,
                          c.*field.member, defaults.*field.member);

@@ -47,6 +47,7 @@ const std::vector<ConfigFieldInfo>& config_fields() {
       {ConfigField::split_k, "sk", "split_k", &KernelConfig::split_k, 3},
       {ConfigField::vec, "v", "vec", &KernelConfig::vec, 2},
       {ConfigField::schedule, "sc", "schedule", &KernelConfig::schedule, 1},
+      {ConfigField::cluster_m, "cm", "cluster_m", &KernelConfig::cluster_m, 1},
   };
   return fields;
 }

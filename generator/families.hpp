@@ -13,7 +13,9 @@
 namespace i8g {
 
 // A KernelConfig field that a family may list in its kernel names (bm, bn and bk always are).
-enum class ConfigField { thread_m, thread_n, warps_m, warps_n, instr, warpgroups, stages, split_k, vec, schedule };
+enum class ConfigField {
+  thread_m, thread_n, warps_m, warps_n, instr, warpgroups, stages, split_k, vec, schedule, cluster_m
+};
 
 struct ConfigFieldInfo {
   ConfigField field;
@@ -41,13 +43,17 @@ struct FamilyInfo {
   // (`const __grid_constant__ I8gArgs`, by value on AMD).
   const char* kernel_params = "";
   // The kernel also takes two TMA tensor maps after the argument block, encoded by the host for
-  // each launch: x as {K, M} and w as {K, N} bytes, boxes of {128, bm} and {128, bn}, 128-byte
-  // swizzle, zero fill (runtime/gpu/tensor_map).
+  // each launch: x as {K, M} and w as {K, N} bytes, boxes of {128, bm} and {128, bn / cluster_m}
+  // (tma_box_rows in generator.hpp), 128-byte swizzle, zero fill (runtime/gpu/tensor_map).
   bool tma_operands = false;
   bool amd = false;           // compiled by hipRTC for AMD targets; else NVRTC for NVIDIA ones
   // The config fields its names list, in order, after bm, bn and bk. Every other field must
   // keep its KernelConfig{} value (invalid_reason() says so).
   std::vector<ConfigField> name_fields;
+  // Fields the family uses that its names list, after name_fields, only where they differ from
+  // their KernelConfig{} value (a field added to a family this way keeps every older name); a
+  // name that spells out the default value is refused (it would be a second name of a kernel).
+  std::vector<ConfigField> optional_name_fields;
   bool splits_k = false;      // may run with split_k > 1 (I8GEMM_SPLIT_K applies)
   // Where nothing was tuned, the family of the highest rank with a candidate runs; 0: never
   // untuned (an experimental family only a verified tune may pick).

@@ -21,6 +21,7 @@ constexpr int kThreads = 3 * 128;
 constexpr int kAlignSlack = 1024;   // the kernel rounds the ring up to a 1024-byte boundary
 constexpr int kGroupM = 8;          // tile rows walked together (L2 reuse)
 constexpr int kMaxStages = 8;
+constexpr int kMaxClusterM = 2;
 
 int stage_bytes(const KernelConfig& c) { return (c.bm + c.bn) * c.bk; }
 int threads(const KernelConfig&) { return kThreads; }
@@ -55,6 +56,8 @@ std::string invalid_reason(const GemmProblem&, const KernelConfig& c, const Targ
   if (consumer_rows(c) * c.bn > 128 * 128)
     return fmt::format("bm={} bn={}: more than 128 accumulators per consumer thread", c.bm, c.bn);
   if (c.stages < 2 || c.stages > kMaxStages) return fmt::format("{} stages (need 2 to {})", c.stages, kMaxStages);
+  if (c.cluster_m < 1 || c.cluster_m > kMaxClusterM)
+    return fmt::format("cluster_m={} (need 1, no cluster, or 2, two blocks along M sharing each w tile)", c.cluster_m);
   const int smem = dynamic_smem(c);
   if (smem > t.smem_per_block_optin)
     return fmt::format("{} bytes of shared memory above the target's {} per block", smem, t.smem_per_block_optin);
@@ -62,9 +65,20 @@ std::string invalid_reason(const GemmProblem&, const KernelConfig& c, const Targ
   return {};
 }
 
+// The shapes that also run as a cluster of two blocks along M (cm2): CUTLASS's vLLM config
+// (ping-pong 128x128, cluster 2x1) and the two other shapes that won large-M tunes on the H200
+// (cooperative 256x128, ping-pong 64x256). Candidates do not know M: at M <= bm a cm2 kernel
+// runs with half its blocks computing a tile past M (correct, and slower; the tune times it).
+bool clusters_pay(const KernelConfig& c) {
+  return (c.schedule == kPingPong && c.bm == 128 && c.bn == 128) ||
+         (c.schedule == kCooperative && c.bm == 256 && c.bn == 128) ||
+         (c.schedule == kPingPong && c.bm == 64 && c.bn == 256);
+}
+
 // Rules: cooperative bm 128 or 256 (two consumers of 64 or 128 rows) or ping-pong bm 64 or 128
 // (one consumer's rows); bn 64/128/256 not past the padded N; at most 128 accumulators per
-// consumer thread; bk = 128; as many stages as fit (at most 8). At most 10 configs.
+// consumer thread; bk = 128; as many stages as fit (at most 8); then a cm2 variant of each
+// clusters_pay shape among them. At most 13 configs.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;
@@ -84,18 +98,32 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
       if (!invalid_reason(p, c, t).empty()) continue;
       out.push_back(c);
     }
+  const size_t unclustered = out.size();
+  for (size_t i = 0; i < unclustered; ++i) {
+    if (!clusters_pay(out[i])) continue;
+    KernelConfig c = out[i];
+    c.cluster_m = 2;
+    if (invalid_reason(p, c, t).empty()) out.push_back(c);
+  }
   return out;
 }
 
 int64_t tiles(const GemmProblem& p, const KernelConfig& c, int64_t m) {
   return ((std::max<int64_t>(m, 1) + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn);
 }
+// The kernel's work units (templates/wgmma_tma.cuh): cluster_m tiles of one tile column, the
+// tile rows of a unit consecutive; one per tile without clusters.
+int64_t units(const GemmProblem& p, const KernelConfig& c, int64_t m) {
+  const int64_t tiles_m = (std::max<int64_t>(m, 1) + c.bm - 1) / c.bm;
+  return ((tiles_m + c.cluster_m - 1) / c.cluster_m) * ((p.n + c.bn - 1) / c.bn);
+}
 
-// The untuned default: ping-pong with 64-row tiles, from M = 64 up, where K holds at least one
-// whole 128-byte box (smaller K was never run) and the tile count fits the kernel's 32-bit
-// tile arithmetic with room to spare.
+// The untuned default: ping-pong with 64-row tiles and no cluster (clusters are unmeasured),
+// from M = 64 up, where K holds at least one whole 128-byte box (smaller K was never run) and
+// the tile count fits the kernel's 32-bit tile arithmetic with room to spare.
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target&, int64_t m) {
-  return m >= 64 && p.k >= kRowBytes && c.schedule == kPingPong && c.bm == 64 && tiles(p, c, m) < (int64_t(1) << 30);
+  return m >= 64 && p.k >= kRowBytes && c.schedule == kPingPong && c.bm == 64 && c.cluster_m == 1 &&
+         tiles(p, c, m) < (int64_t(1) << 30);
 }
 
 // Ranks the untuned default's configs by the rule the H200 measurements support (2560x4096 and
@@ -105,23 +133,32 @@ double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_
   const int preferred = m > 2048 ? 256 : 128;
   if (c.bn > preferred) return 1000.0 + c.bn;
   const bool fills = tiles(p, c, m) * 2 >= std::max(1, t.sm_count);
-  return fills ? double(preferred) / c.bn : 100.0 + c.bn;
+  // Clusters are unmeasured: a cm2 config ranks just behind its cm1 twin.
+  const double unmeasured = c.cluster_m > 1 ? 1e-3 : 0.0;
+  return (fills ? double(preferred) / c.bn : 100.0 + c.bn) + unmeasured;
 }
 
 std::vector<TemplateArg> template_args(const KernelSpec& s) {
   const KernelConfig& c = s.config;
   std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", kGroupM},
-                                {"PP", c.schedule == kPingPong ? 1 : 0}};
+                                {"PP", c.schedule == kPingPong ? 1 : 0}, {"CM", c.cluster_m}};
   for (const TemplateArg& x : problem_template_args(s.problem, false)) a.push_back(x);
   return a;
 }
 
-// One block per SM (or per tile, when there are fewer tiles or the SM count is unknown).
+// One block per SM (or per tile, when there are fewer tiles or the SM count is unknown). With
+// clusters of cluster_m blocks: one cluster per work unit, at most sm_count / cluster_m of them
+// (sm_count: the blocks that can be resident at once; KernelInstance lowers it to what the
+// device's cluster occupancy allows), the cluster {cluster_m, 1, 1}.
 LaunchShape launch(const KernelSpec& spec, int64_t m, int sm_count) {
-  const int64_t n = tiles(spec.problem, spec.config, m);
+  const int cm = spec.config.cluster_m;
+  const int64_t n = units(spec.problem, spec.config, m);
+  const int64_t most = sm_count > 0 ? std::max(1, sm_count / cm) : 65535 / cm;
   LaunchShape s{};
-  s.grid[0] = unsigned(sm_count > 0 ? std::min<int64_t>(n, sm_count) : std::min<int64_t>(n, 65535));
+  s.grid[0] = unsigned(std::min<int64_t>(n, most) * cm);
   s.grid[1] = s.grid[2] = 1;
+  s.cluster[0] = unsigned(cm);
+  s.cluster[1] = s.cluster[2] = 1;
   s.block[0] = kThreads;
   s.block[1] = s.block[2] = 1;
   s.dynamic_smem = unsigned(dynamic_smem(spec.config));
@@ -141,6 +178,7 @@ const FamilyInfo& wgmma_tma_family() {
                       "const __grid_constant__ i8g::tma::Desc";
     f.tma_operands = true;
     f.name_fields = {ConfigField::warpgroups, ConfigField::stages, ConfigField::schedule};
+    f.optional_name_fields = {ConfigField::cluster_m};  // "_cm2"; no cluster leaves the names as they were
     f.untuned_rank = 3;  // above mma_sync, where serves_untuned accepts (sm_90a, M >= 64)
     f.serves_untuned = serves_untuned;
     f.unsupported = unsupported;

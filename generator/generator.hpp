@@ -46,7 +46,18 @@ std::vector<int64_t> m_buckets(int64_t max_m);
 
 // Grid, block and dynamic shared memory for a launch over `m` rows. A dynamic_smem above 48 KiB
 // needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES set on the function before launch.
+// LaunchShape::cluster above {1, 1, 1} needs a cluster launch (cuLaunchKernelEx with
+// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION). For a persistent family sm_count is how many blocks
+// can be resident at once (the SM count, or fewer where clusters do not tile the SMs).
 LaunchShape launch_shape(const KernelSpec& spec, int64_t m, int sm_count = 0);
+
+// Rows of the two TMA boxes a FamilyInfo::tma_operands kernel loads (each box is 128 bytes of
+// k wide): x's is bm; w's is bn / cluster_m, because each block of a cluster along M loads its
+// share of the w tile and multicasts it to every block of the cluster.
+struct TmaBoxRows {
+  int x = 0, w = 0;
+};
+TmaBoxRows tma_box_rows(const KernelConfig& config);
 
 // Bytes of zeroed device workspace (I8gArgs::workspace) a launch over up to `m` rows needs:
 // 0 without split-K, else the family's layout (mma_sync: templates/mma_frag.h's arrival

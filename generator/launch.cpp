@@ -24,6 +24,13 @@ LaunchShape launch_shape(const KernelSpec& spec, int64_t m, int sm_count) {
   return family_info(spec.config.family).launch(spec, m, sm_count);
 }
 
+TmaBoxRows tma_box_rows(const KernelConfig& c) {
+  TmaBoxRows b;
+  b.x = c.bm;
+  b.w = c.cluster_m > 1 ? c.bn / c.cluster_m : c.bn;
+  return b;
+}
+
 size_t workspace_bytes(const KernelSpec& spec, int64_t m) {
   return family_info(spec.config.family).workspace(spec, m);
 }

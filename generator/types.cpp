@@ -99,6 +99,10 @@ std::string KernelConfig::to_string() const {
   std::string s = fmt::format("bm{}_bn{}_bk{}", bm, bn, bk);
   for (ConfigField f : family_info(family).name_fields)
     s += fmt::format("_{}{}", field_info(f).tag, this->*field_info(f).member);
+  static const KernelConfig defaults;
+  for (ConfigField f : family_info(family).optional_name_fields)
+    if (this->*field_info(f).member != defaults.*field_info(f).member)
+      s += fmt::format("_{}{}", field_info(f).tag, this->*field_info(f).member);
   return s;
 }
 
@@ -112,6 +116,8 @@ const std::regex& config_regex(Family family) {
       std::string p = R"(^bm(\d{1,4})_bn(\d{1,4})_bk(\d{1,4}))";
       for (ConfigField c : f->name_fields)
         p += fmt::format(R"(_{}(\d{{1,{}}}))", field_info(c).tag, field_info(c).max_digits);
+      for (ConfigField c : f->optional_name_fields)
+        p += fmt::format(R"((?:_{}(\d{{1,{}}}))?)", field_info(c).tag, field_info(c).max_digits);
       out[size_t(f->family)] = std::regex(p + "$");
     }
     return out;
@@ -147,6 +153,15 @@ KernelConfig KernelConfig::parse(Family family, const std::string& text) {
   c.bk = std::stoi(m[3].str());
   size_t group = 4;
   for (ConfigField f : family_info(family).name_fields) c.*field_info(f).member = std::stoi(m[group++].str());
+  for (ConfigField f : family_info(family).optional_name_fields) {
+    const std::ssub_match& g = m[group++];
+    if (!g.matched) continue;  // at its default
+    c.*field_info(f).member = std::stoi(g.str());
+    if (c.*field_info(f).member == KernelConfig{}.*field_info(f).member)
+      throw Error(ErrorKind::invalid_argument, "KernelConfig::parse",
+                  fmt::format("'{}' spells out {}={}, the default, which names leave out", text.substr(0, 200),
+                              field_info(f).name, c.*field_info(f).member));
+  }
   return c;
 }
 

@@ -63,6 +63,9 @@ struct KernelConfig {
   int vec = 16;                       // bytes per global load of x and w (16, 8, 4, 2 or 1)
   int schedule = 0;                   // wgmma_tma: 1 cooperative (the consumer warpgroups split each
                                       // tile), 2 ping-pong (each owns whole tiles, in turn)
+  int cluster_m = 1;                  // wgmma_tma: blocks per thread-block cluster along M (2: a
+                                      // pair of M tiles shares each w tile, loaded once by TMA
+                                      // multicast); names carry it only where it is not 1
 
   int threads() const;
   int static_smem_bytes() const;  // shared memory the template declares for this tile
@@ -95,11 +98,13 @@ struct KernelSpec {
   bool operator==(const KernelSpec& o) const;
 };
 
-// Grid and block for a launch of `spec` over m rows.
+// Grid and block for a launch of `spec` over m rows; cluster: the thread-block cluster's shape
+// in blocks ({1, 1, 1}: no cluster, a plain launch), which divides the grid.
 struct LaunchShape {
   unsigned grid[3];
   unsigned block[3];
   unsigned dynamic_smem;
+  unsigned cluster[3] = {1, 1, 1};
 };
 
 std::ostream& operator<<(std::ostream&, const GemmProblem&);

@@ -116,6 +116,24 @@ I8G_WG_HD void grouped_tile(int tile, int tiles_m, int tiles_n, int group, bool 
   tn = along_n ? a : b;
 }
 
+// --- cluster work units -----------------------------------------------------------------------
+// With thread-block clusters of CM blocks along M (wgmma_tma, CM = 2), the persistent scheduler
+// hands out units, not tiles: unit u (of units_m x tiles_n, units_m = ceil(tiles_m / CM), in
+// grouped order) is the CM tiles of one tile column in tile rows CM * um .. CM * um + CM - 1,
+// and the block of rank r takes row CM * um + r. So the blocks of a cluster walk the same units,
+// share each unit's w tile and run the same number of K tiles. Where CM does not divide tiles_m
+// the last unit row's higher ranks get a row >= tiles_m (nothing to store). Groups: GROUP_M tile
+// rows (GROUP_M / CM unit rows) or GROUP_M tile columns, the footprint of CM = 1. CM = 1: a
+// unit is a tile, the order grouped_tile's.
+I8G_WG_HD int cluster_units_m(int tiles_m, int cm) { return (tiles_m + cm - 1) / cm; }
+I8G_WG_HD void unit_tile(int unit, int rank, int tiles_m, int tiles_n, int group, int cm, bool along_n, int& tm,
+                         int& tn) {
+  const int g = along_n ? group : (group / cm > 0 ? group / cm : 1);
+  int um = 0;
+  grouped_tile(unit, cluster_units_m(tiles_m, cm), tiles_n, g, along_n, um, tn);
+  tm = um * cm + rank;
+}
+
 }  // namespace wg
 }  // namespace i8g
 

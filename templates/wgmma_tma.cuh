@@ -27,6 +27,17 @@
 // smaller operand), else groups of tile rows (wgmma_frag.h, grouped_tile).
 // Producer and consumers walk the same tiles and K tiles, so their ring positions agree.
 //
+// Clusters (CM = 2, the config's cm2; NOT YET RUN ON A GPU): the grid is clusters of two blocks
+// along M, launched with the cluster attribute. The two blocks of a cluster walk the same work
+// units (two tile rows of one tile column, wgmma_frag.h unit_tile) and so the same w tile: each
+// loads its own x box and half of the w tile (BN/2 rows, the w map's box), which it multicasts
+// into the same ring offset of both blocks, the bytes counted on each block's own `full`
+// barrier (which still expects STAGE_BYTES). A stage is refilled by both producers, so its
+// `empty` barrier counts the consumers of both blocks: each consumer arrives on its own block's
+// and (mapa) on the other's. The cluster meets after the barriers' init (before any multicast
+// or remote arrival) and at the end (no block exits while the other may still arrive on its
+// barriers). docs/wgmma_tma.md, "Clusters".
+//
 // The tensor maps are encoded by the host for each launch (x: {K, M}, w: {K, N}, UINT8, 128B
 // swizzle, zero fill out of bounds) and passed by value as __grid_constant__ parameters. TMA
 // fills rows past M or N and bytes past K with zeros and always delivers whole boxes, so every
@@ -75,6 +86,58 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
       : "memory");
 }
 
+// --- thread-block clusters (CM > 1) ---------------------------------------------------------
+// This block's rank in its cluster, the cluster's index in the grid and the number of clusters
+// (along x: the launch's clusters are {CM, 1, 1}).
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned cluster_index() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned cluster_count() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
+  return r;
+}
+// The shared::cluster address of the same offset as this block's shared::cta address `addr` in
+// block `rank` of the cluster.
+__device__ __forceinline__ unsigned map_to_rank(unsigned addr, unsigned rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+// One arrival on a barrier of another block of the cluster (`bar` from map_to_rank). Default
+// semantics (release at CTA scope), as CUTLASS's consumer release: what it orders is the
+// wgmma reads of a stage (async proxy, completed by wgmma.wait_group) before the other block's
+// TMA overwrites the stage, which the barrier itself sequences; a .release.cluster arrive
+// compiles to MEMBAR.ALL.GPU, and the matching .acquire.cluster wait to CCTL.IVALL (the whole
+// L1 invalidated), on every K tile.
+__device__ __forceinline__ void mbar_arrive_remote(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Every non-exited thread of the cluster arrives, then waits for the others. After the barriers'
+// initialization (fence.mbarrier_init.release.cluster by the initializing thread orders it; the
+// arrive can be relaxed, the pattern the PTX ISA gives), executed by whole warps (`aligned`) ...
+__device__ __forceinline__ void cluster_sync_after_init() {
+  asm volatile(
+      "barrier.cluster.arrive.relaxed.aligned;\n"
+      "barrier.cluster.wait.acquire.aligned;\n" ::
+          : "memory");
+}
+// ... and at the end, by any thread on its own (a warp may hold a single thread there), every
+// earlier access of the thread (its remote arrivals) released to the cluster.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile(
+      "barrier.cluster.arrive.release;\n"
+      "barrier.cluster.wait.acquire;\n" ::
+          : "memory");
+}
+
 __device__ __forceinline__ void prefetch_map(const Desc* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
 }
@@ -85,6 +148,17 @@ __device__ __forceinline__ void load_box(unsigned dst, const Desc* map, unsigned
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
           dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(inner), "r"(outer)
+      : "memory");
+}
+
+// The same box into the same offset `dst` of every block of the cluster in `mask` (bit r: rank
+// r), its bytes counted on the barrier at offset `bar` of each of them.
+__device__ __forceinline__ void load_box_multicast(unsigned dst, const Desc* map, unsigned bar, int inner, int outer,
+                                                   unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, "
+      "%4}], [%2], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(inner), "r"(outer), "h"(mask)
       : "memory");
 }
 
@@ -104,8 +178,8 @@ __device__ __forceinline__ void wgmma_wait() {
 
 }  // namespace tma
 
-template <int BM, int BN, int STAGES, int GROUP_M, int PP, long long N_, long long K_, int ACT, int WSC, int OUT, int BIAS,
-          int ASYM>
+template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, long long N_, long long K_, int ACT, int WSC,
+          int OUT, int BIAS, int ASYM>
 __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     wgmma_tma_kernel(const __grid_constant__ I8gArgs args, const __grid_constant__ tma::Desc xmap,
                      const __grid_constant__ tma::Desc wmap) {
@@ -115,18 +189,25 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   constexpr int R = BN / 2;                // accumulator registers per instruction
   constexpr int A_BYTES = BM * BK;
   constexpr int STAGE_BYTES = wg::stage_bytes(BM, BN);
+  constexpr int W_ROWS = BN / CM;          // rows of the w tile this block loads (all of it when CM = 1)
+  constexpr int W_BOX_BYTES = W_ROWS * BK;
+  constexpr int READERS = PP ? 1 : 2;      // consumer warpgroups of a block that read each stage
   static_assert(PP == 0 || PP == 1, "PP: 0 cooperative, 1 ping-pong");
+  static_assert(CM == 1 || CM == 2, "CM: 1 no cluster, 2 a cluster of two blocks along M");
   static_assert(RM == 64 || RM == 128, "64 or 128 rows per consumer warpgroup");
   static_assert(BN == 64 || BN == 128 || BN == 256, "BN in {64, 128, 256}");
   static_assert(MI * R <= 128, "at most 128 accumulator registers per consumer thread");
   static_assert(STAGES >= 2 && STAGES <= 8, "2 to 8 pipeline stages");
   static_assert(GROUP_M >= 1, "GROUP_M >= 1");
   static_assert(K_ % 16 == 0, "K must be a multiple of 16 (the tensor map's row stride)");
-  static_assert(A_BYTES % wg::kAtomBytes == 0 && STAGE_BYTES % wg::kAtomBytes == 0,
-                "every tile starts on a 1024-byte boundary (the 128B swizzle pattern)");
+  static_assert(A_BYTES % wg::kAtomBytes == 0 && STAGE_BYTES % wg::kAtomBytes == 0 && W_BOX_BYTES % wg::kAtomBytes == 0,
+                "every tile, and each block's share of the w tile, starts on a 1024-byte boundary (the 128B "
+                "swizzle pattern)");
 
   // The ring, rounded up to a 1024-byte boundary (the launch asks for 1 KiB of slack), then
-  // the 2 * STAGES barriers and the two ping-pong turn barriers.
+  // the 2 * STAGES barriers and the two ping-pong turn barriers. Every block of a cluster has the
+  // same layout (the same kernel, no static shared memory), so an offset here is the same
+  // offset in the other block: what TMA multicast and mapa rely on.
   extern __shared__ __align__(1024) unsigned char smem[];
   const unsigned base = (smem_addr(smem) + wg::kAtomBytes - 1) & ~unsigned(wg::kAtomBytes - 1);
   const unsigned bars = base + STAGES * STAGE_BYTES;
@@ -138,16 +219,32 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   const long long N = N_ ? N_ : args.n;
   const long long K = K_ ? K_ : args.k;
   // Tile counts fit 32 bits (the host refuses M past 2^31 - 1; N and K are far smaller).
-  const int tiles_m = int((M + BM - 1) / BM), tiles_n = int((N + BN - 1) / BN), tiles = tiles_m * tiles_n;
+  const int tiles_m = int((M + BM - 1) / BM), tiles_n = int((N + BN - 1) / BN);
   const int ktiles = int((K + BK - 1) / BK);
   const bool along_n = M < N;  // group tile columns (re-reading x) when x is the smaller operand
   const int role = threadIdx.x / wg::kWarpgroup;  // 0 producer, 1 and 2 consumers
   const int t = threadIdx.x % wg::kWarpgroup;
 
+  // Work units (wgmma_frag.h, unit_tile): the CM blocks of a cluster walk the same units, a
+  // unit being CM tiles of one tile column, the block of rank r taking the unit's r-th tile
+  // row. So they load the same w tile and the same number of K tiles, in lock step (the
+  // multicast and the shared empty barriers need it). When CM does not divide tiles_m, the last
+  // unit row's rank-1 tile lies past M: that block loads and computes as its partner does and
+  // stores nothing. CM = 1: a unit is a tile, a "cluster" a block.
+  const unsigned rank = CM > 1 ? tma::cluster_rank() : 0u;
+  const int cluster = CM > 1 ? int(tma::cluster_index()) : int(blockIdx.x);
+  const int clusters = CM > 1 ? int(tma::cluster_count()) : int(gridDim.x);
+  const int units = wg::cluster_units_m(tiles_m, CM) * tiles_n;
+  auto unit_tile = [&](int unit, int& tm, int& tn) {
+    wg::unit_tile(unit, int(rank), tiles_m, tiles_n, GROUP_M, CM, along_n, tm, tn);
+  };
+
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       tma::mbar_init(full(s), 1);   // the producer's arrive.expect_tx
-      tma::mbar_init(empty(s), PP ? 1 : 2);  // one arrival per consumer warpgroup reading it
+      // One arrival per consumer warpgroup reading the stage, in every block of the cluster:
+      // the stage is refilled by multicasts from each of them.
+      tma::mbar_init(empty(s), CM * READERS);
     }
     tma::mbar_init(turn(0), 1);
     tma::mbar_init(turn(1), 1);
@@ -155,33 +252,60 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     tma::prefetch_map(&xmap);
     tma::prefetch_map(&wmap);
   }
-  __syncthreads();
+  // No block of a cluster may multicast into, or arrive on, the other's barriers before they are
+  // initialized: the whole cluster meets once here.
+  if (CM > 1)
+    tma::cluster_sync_after_init();
+  else
+    __syncthreads();
 
   if (role == 0) {
     tma::lower_registers<40>();
     if (t != 0) return;
     int stage = 0;
     unsigned phase = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (int unit = cluster; unit < units; unit += clusters) {
       int tm, tn;
-      wg::grouped_tile(tile, tiles_m, tiles_n, GROUP_M, along_n, tm, tn);
+      unit_tile(unit, tm, tn);
+      // Box origins. With a cluster a box could lie wholly past the tensor (the rank-1 tile of
+      // an odd tiles_m; the second half of a last tile column past N); such a box is clamped
+      // into it, so that every box overlaps the tensor as without clusters. What it brings is
+      // never stored: that tile's rows are all >= M, those w rows feed only columns >= N.
+      const int x_row = CM > 1 && tm >= tiles_m ? (tiles_m - 1) * BM : tm * BM;
+      int w_row = tn * BN + int(rank) * W_ROWS;
+      if (CM > 1 && w_row >= N) w_row = int(N) - 1;
       for (int kt = 0; kt < ktiles; ++kt) {
         tma::mbar_wait(empty(stage), phase ^ 1u);
+        // Each block expects all STAGE_BYTES on its own full barrier: its x box, its w share and
+        // the other block's w share, whose bytes may land before this arrive (the barrier's tx
+        // count then runs negative until it; the phase cannot complete without the arrive).
         tma::mbar_arrive_expect_tx(full(stage), STAGE_BYTES);
         const unsigned dst = base + unsigned(stage) * STAGE_BYTES;
-        tma::load_box(dst, &xmap, full(stage), kt * BK, tm * BM);
-        tma::load_box(dst + A_BYTES, &wmap, full(stage), kt * BK, tn * BN);
+        tma::load_box(dst, &xmap, full(stage), kt * BK, x_row);
+        if (CM > 1)
+          tma::load_box_multicast(dst + A_BYTES + rank * W_BOX_BYTES, &wmap, full(stage), kt * BK, w_row,
+                                  (unsigned short)((1u << CM) - 1u));
+        else
+          tma::load_box(dst + A_BYTES, &wmap, full(stage), kt * BK, w_row);
         if (++stage == STAGES) {
           stage = 0;
           phase ^= 1u;
         }
       }
     }
+    // Stay until the whole cluster is done (see the consumers' end).
+    if (CM > 1) tma::cluster_sync();
     return;
   }
 
   tma::raise_registers<232>();
   const int c = role - 1;  // consumer index
+  // Each stage is released on this block's empty barrier and, with a cluster, on the same
+  // barrier of the other block (whose producer multicasts into this block's ring too).
+  auto release = [&](int s) {
+    tma::mbar_arrive(empty(s));
+    if (CM > 1) tma::mbar_arrive_remote(tma::map_to_rank(empty(s), rank ^ 1u));
+  };
   int acc[MI][R];
   int stage = 0;
   unsigned phase = 0;
@@ -192,12 +316,12 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     stage = to % STAGES;
   };
   if (PP && c == 1) skip(ktiles);
-  const int first = PP ? int(blockIdx.x) + c * int(gridDim.x) : int(blockIdx.x);
-  const int step = PP ? 2 * int(gridDim.x) : int(gridDim.x);
+  const int first = PP ? cluster + c * clusters : cluster;
+  const int step = PP ? 2 * clusters : clusters;
   unsigned turns = 0;  // ping-pong: tiles this consumer has started
-  for (int tile = first; tile < tiles; tile += step, ++turns) {
+  for (int unit = first; unit < units; unit += step, ++turns) {
     int tm, tn;
-    wg::grouped_tile(tile, tiles_m, tiles_n, GROUP_M, along_n, tm, tn);
+    unit_tile(unit, tm, tn);
     // Ping-pong: wait for the other consumer's last K tile of the tile before this one (consumer
     // 0's first tile has none). Its n-th signal completes phase n of our turn barrier.
     if (PP && (c == 1 || turns > 0)) tma::mbar_wait(turn(c), (c == 1 ? turns : turns - 1) & 1u);
@@ -216,7 +340,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
       tma::wgmma_wait<1>();  // the previous K tile's group has completed: its stage is free
 #pragma unroll
       for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
-      if (held >= 0 && t == 0) tma::mbar_arrive(empty(held));
+      if (held >= 0 && t == 0) release(held);
       held = stage;
       if (++stage == STAGES) {
         stage = 0;
@@ -226,14 +350,21 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     tma::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
-    if (t == 0) tma::mbar_arrive(empty(held));
+    if (t == 0) release(held);
     if (PP) skip(ktiles);  // the other consumer's next tile
 
     // Epilogue: register r of instruction i holds row c*RM + 64*i + d_row(t, r) and column
-    // d_col(t, r) of the tile (wgmma_frag.h), as in the wgmma family.
-    store_fragments<MI, BN, ACT, WSC, OUT, BIAS, ASYM>(args, acc, (long long)tm * BM + (PP ? 0 : c * RM), (long long)tn * BN, M,
-                                                       N, t);
+    // d_col(t, r) of the tile (wgmma_frag.h), as in the wgmma family. A cluster's tile past the
+    // last tile row (odd tiles_m) has nothing to store.
+    if (CM == 1 || tm < tiles_m)
+      store_fragments<MI, BN, ACT, WSC, OUT, BIAS, ASYM>(args, acc, (long long)tm * BM + (PP ? 0 : c * RM),
+                                                         (long long)tn * BN, M, N, t);
   }
+  // With a cluster, no block exits while the other may still arrive on its empty barriers (the
+  // other's consumers release every stage here too, up to their last K tile) or multicast into
+  // its ring: every remaining thread of both blocks meets here once its role is done. (Loads
+  // into this block all complete before its consumers finish: they wait on every one.)
+  if (CM > 1) tma::cluster_sync();
 }
 
 }  // namespace i8g

@@ -2,14 +2,49 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "generator/families.hpp"
 #include "generator/generator.hpp"
 #include "runtime/gpu/tensor_map.hpp"
 
 namespace i8g {
 
+namespace {
+
+// How many blocks of `fn` can be resident at once when launched in clusters of `cluster`
+// blocks: the driver's count of co-resident clusters (cuOccupancyMaxActiveClusters: the SMs of
+// a GPC that fit a cluster, less any the GPC cannot pair) times the cluster size, at most
+// sm_count; sm_count itself without clusters or where the driver cannot say. A persistent grid
+// past it would run its last clusters in a second wave.
+int resident_blocks(CUfunction fn, const LaunchShape& s, int sm_count) {
+  const unsigned cluster = s.cluster[0] * s.cluster[1] * s.cluster[2];
+  if (cluster <= 1 || !fn || sm_count <= 0) return sm_count;
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = s.cluster[0];
+  attr.value.clusterDim.y = s.cluster[1];
+  attr.value.clusterDim.z = s.cluster[2];
+  CUlaunchConfig config{};
+  config.gridDimX = s.cluster[0];
+  config.gridDimY = s.cluster[1];
+  config.gridDimZ = s.cluster[2];
+  config.blockDimX = s.block[0];
+  config.blockDimY = s.block[1];
+  config.blockDimZ = s.block[2];
+  config.sharedMemBytes = s.dynamic_smem;
+  config.attrs = &attr;
+  config.numAttrs = 1;
+  int clusters = 0;
+  if (driver().cuOccupancyMaxActiveClusters(&clusters, fn, &config) != CUDA_SUCCESS || clusters <= 0) return sm_count;
+  return int(std::min<int64_t>(sm_count, int64_t(clusters) * cluster));
+}
+
+}  // namespace
+
 KernelInstance::KernelInstance(KernelSpec spec, CUfunction fn, int64_t max_m, int sm_count)
-    : spec_(std::move(spec)), fn_(fn), max_m_(max_m), sm_count_(sm_count),
+    : spec_(std::move(spec)), fn_(fn), max_m_(max_m),
+      sm_count_(resident_blocks(fn, launch_shape(spec_, 1, sm_count), sm_count)),
       tma_operands_(family_info(spec_.config.family).tma_operands),
       workspace_(zeroed_device_buffer(workspace_bytes(spec_, max_m))) {}
 
@@ -24,15 +59,33 @@ void KernelInstance::launch(const I8gArgs& a, CUstream stream) const {
   args.k = spec_.problem.k;
   args.workspace = workspace_.get<int>();
   const LaunchShape s = launch_shape(spec_, a.m, sm_count_);
-  CUtensorMap xmap, wmap;
-  void* params[] = {&args, &xmap, &wmap};
-  if (tma_operands_) {
-    xmap = operand_tensor_map(args.x, args.m, args.k, spec_.config.bm);
-    wmap = operand_tensor_map(args.w, args.n, args.k, spec_.config.bn);
+  OperandMaps maps;
+  void* params[] = {&args, &maps.x, &maps.w};
+  if (tma_operands_) maps = operand_tensor_maps(spec_, args);
+  if (s.cluster[0] * s.cluster[1] * s.cluster[2] == 1) {
+    check_cu(driver().cuLaunchKernel(fn_, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2],
+                                     s.dynamic_smem, stream, params, nullptr),
+             "cuLaunchKernel");
+    return;
   }
-  check_cu(driver().cuLaunchKernel(fn_, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2],
-                                   s.dynamic_smem, stream, params, nullptr),
-           "cuLaunchKernel");
+  // A cluster launch (stream capture records it as a kernel node with its cluster shape).
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = s.cluster[0];
+  attr.value.clusterDim.y = s.cluster[1];
+  attr.value.clusterDim.z = s.cluster[2];
+  CUlaunchConfig config{};
+  config.gridDimX = s.grid[0];
+  config.gridDimY = s.grid[1];
+  config.gridDimZ = s.grid[2];
+  config.blockDimX = s.block[0];
+  config.blockDimY = s.block[1];
+  config.blockDimZ = s.block[2];
+  config.sharedMemBytes = s.dynamic_smem;
+  config.hStream = stream;
+  config.attrs = &attr;
+  config.numAttrs = 1;
+  check_cu(driver().cuLaunchKernelEx(&config, fn_, params, nullptr), "cuLaunchKernelEx");
 }
 
 }  // namespace i8g

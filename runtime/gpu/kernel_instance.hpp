@@ -21,6 +21,8 @@ class KernelInstance {
   // whoever loaded it keeps the module alive as long as the instance. Allocates and clears
   // the workspace (synchronizes the context), so make instances at prepare time, never while a
   // stream captures.
+  // A kernel launched in thread-block clusters (LaunchShape::cluster) gets the cluster launch,
+  // and its persistent grid no more blocks than the driver says can be resident in clusters.
   // sm_count: the device's multiprocessors, for persistent families' grids (0: one block per
   // tile).
   KernelInstance(KernelSpec spec, CUfunction fn, int64_t max_m, int sm_count = 0);
@@ -38,7 +40,7 @@ class KernelInstance {
   KernelSpec spec_;
   CUfunction fn_ = nullptr;
   int64_t max_m_ = 0;
-  int sm_count_ = 0;
+  int sm_count_ = 0;  // blocks resident at once: the SM count, or less where clusters do not tile the SMs
   bool tma_operands_ = false;  // the family takes two tensor maps (looked up once, not per launch)
   DeviceBuffer workspace_;
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "generator/generator.hpp"
 #include "runtime/gpu/cuda_driver.hpp"
 
 namespace i8g {
@@ -27,6 +28,14 @@ CUtensorMap operand_tensor_map(const void* base, int64_t rows, int64_t k, int bo
                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
            "cuTensorMapEncodeTiled");
   return map;
+}
+
+OperandMaps operand_tensor_maps(const KernelSpec& spec, const I8gArgs& a) {
+  const TmaBoxRows box = tma_box_rows(spec.config);
+  OperandMaps m;
+  m.x = operand_tensor_map(a.x, a.m, a.k, box.x);
+  m.w = operand_tensor_map(a.w, a.n, a.k, box.w);
+  return m;
 }
 
 }  // namespace i8g

@@ -8,10 +8,20 @@
 
 #include <cstdint>
 
+#include "generator/types.hpp"
+#include "templates/i8g_args.h"
+
 namespace i8g {
 
 // Throws Error naming the broken rule (base not 16-byte aligned, k not a multiple of 16, a box
 // over 256 rows, ...) before the driver would answer CUDA_ERROR_INVALID_VALUE.
 CUtensorMap operand_tensor_map(const void* base, int64_t rows, int64_t k, int box_rows);
+
+// The two maps a launch of `spec` takes: x ({K, M}, a.m rows) and w ({K, N}), with the box rows
+// the kernel loads (tma_box_rows: x bm, w bn / cluster_m).
+struct OperandMaps {
+  CUtensorMap x, w;
+};
+OperandMaps operand_tensor_maps(const KernelSpec& spec, const I8gArgs& a);
 
 }  // namespace i8g

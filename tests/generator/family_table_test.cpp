@@ -91,9 +91,15 @@ TEST(FamilyTable, NamesListOnlyTheFieldsTheFamilyUses) {
   for (const FamilyInfo* f : families())
     for (const KernelConfig& c : candidates_of(*f, p)) {
       const std::string text = c.to_string();
-      EXPECT_EQ(size_t(std::count(text.begin(), text.end(), '_')), 2 + f->name_fields.size()) << text;
+      size_t optional_named = 0;  // optional fields away from their default
+      for (ConfigField field : f->optional_name_fields)
+        optional_named += c.*field_info(field).member != KernelConfig{}.*field_info(field).member;
+      EXPECT_EQ(size_t(std::count(text.begin(), text.end(), '_')), 2 + f->name_fields.size() + optional_named) << text;
       for (const ConfigFieldInfo& field : config_fields()) {
-        const bool named = std::count(f->name_fields.begin(), f->name_fields.end(), field.field) > 0;
+        const bool optional =
+            std::count(f->optional_name_fields.begin(), f->optional_name_fields.end(), field.field) > 0;
+        const bool named = std::count(f->name_fields.begin(), f->name_fields.end(), field.field) > 0 ||
+                           (optional && c.*field.member != KernelConfig{}.*field.member);
         EXPECT_EQ(text.find("_" + std::string(field.tag) + std::to_string(c.*field.member)) != std::string::npos,
                   named)
             << text << " " << field.name;
@@ -106,7 +112,9 @@ TEST(FamilyTable, NamesListOnlyTheFieldsTheFamilyUses) {
   for (const auto& [family, text] : {std::pair{Family::simt_dp4a, "bm16_bn128_bk32_tm4_tn4_v16"},
                                      std::pair{Family::mma_sync, "bm32_bn32_bk128_wm2_wn2_s4_sk3"},
                                      std::pair{Family::mfma, "bm128_bn128_bk64_ins32_wm2_wn2_s2_v16"},
-                                     std::pair{Family::wgmma, "bm128_bn128_bk128_wg1_s4"}})
+                                     std::pair{Family::wgmma, "bm128_bn128_bk128_wg1_s4"},
+                                     std::pair{Family::wgmma_tma, "bm64_bn128_bk128_wg2_s8_sc2"},
+                                     std::pair{Family::wgmma_tma, "bm128_bn128_bk128_wg2_s6_sc2_cm2"}})
     EXPECT_EQ(KernelConfig::parse(family, text).to_string(), text);
   const KernelConfig mma = KernelConfig::parse(Family::mma_sync, "bm32_bn32_bk128_wm2_wn2_s4_sk3");
   EXPECT_EQ(mma.warps_m, 2);
@@ -139,6 +147,7 @@ TEST(FamilyTable, ZeroFieldsAreRefusedNotACrash) {
     const KernelConfig good = candidates_of(*f, p).front();
     std::vector<int KernelConfig::*> members = {&KernelConfig::bm, &KernelConfig::bn, &KernelConfig::bk};
     for (ConfigField field : f->name_fields) members.push_back(field_info(field).member);
+    for (ConfigField field : f->optional_name_fields) members.push_back(field_info(field).member);
     for (int KernelConfig::*member : members) {
       KernelConfig bad = good;
       bad.*member = 0;

@@ -252,4 +252,55 @@ TEST(WgmmaFrag, GroupedTileOrderIsABijectionInBothOrientations) {
   EXPECT_EQ(tn, 0);
 }
 
+// Cluster work units (wgmma_tma with cm2): over any launch, the two blocks of every cluster
+// walk the same units with the same tile column and consecutive tile rows 2u, 2u + 1; every tile
+// is computed exactly once, and a tile row past the last (tiles_m odd) only ever falls to rank 1
+// of the last unit row. CM = 1 is grouped_tile itself.
+TEST(WgmmaFrag, ClusterUnitsCoverEveryTileOnceInPairs) {
+  for (int tiles_m : {1, 2, 3, 7, 8, 33})
+    for (int tiles_n : {1, 2, 5, 20})
+      for (bool along_n : {false, true})
+        for (int clusters : {1, 3, 66}) {
+          const int cm = 2, units = wg::cluster_units_m(tiles_m, cm) * tiles_n;
+          std::vector<int> seen(size_t(tiles_m * tiles_n), 0);
+          int past = 0;
+          for (int cluster = 0; cluster < clusters; ++cluster)
+            for (int unit = cluster; unit < units; unit += clusters) {
+              int tm0 = -1, tn0 = -1, tm1 = -1, tn1 = -1;
+              wg::unit_tile(unit, 0, tiles_m, tiles_n, 8, cm, along_n, tm0, tn0);
+              wg::unit_tile(unit, 1, tiles_m, tiles_n, 8, cm, along_n, tm1, tn1);
+              ASSERT_EQ(tn0, tn1) << "a cluster's tiles share the w tile";
+              ASSERT_EQ(tm0 % 2, 0);
+              ASSERT_EQ(tm1, tm0 + 1);
+              ASSERT_TRUE(tm0 >= 0 && tm0 < tiles_m && tn0 >= 0 && tn0 < tiles_n) << tm0 << "," << tn0;
+              ++seen[size_t(tm0 * tiles_n + tn0)];
+              if (tm1 < tiles_m) {
+                ++seen[size_t(tm1 * tiles_n + tn1)];
+              } else {
+                ASSERT_EQ(tm1, tiles_m) << "only the last unit row runs past M";
+                ASSERT_EQ(tiles_m % 2, 1);
+                ++past;
+              }
+            }
+          for (int v : seen) ASSERT_EQ(v, 1) << tiles_m << "x" << tiles_n << " clusters " << clusters;
+          EXPECT_EQ(past, tiles_m % 2 ? tiles_n : 0);
+        }
+  // CM = 1: the same order as grouped_tile.
+  for (int u = 0; u < 7 * 9; ++u) {
+    int a = 0, b = 0, c = 0, d = 0;
+    wg::unit_tile(u, 0, 7, 9, 8, 1, false, a, b);
+    wg::grouped_tile(u, 7, 9, 8, false, c, d);
+    EXPECT_EQ(a, c);
+    EXPECT_EQ(b, d);
+  }
+  // Groups of 8 tile rows with or without clusters: with cm2, 4 unit rows (8 tile rows) walk N.
+  int tm = 0, tn = 0;
+  wg::unit_tile(4, 0, 32, 48, 8, 2, false, tm, tn);  // the fifth unit: the next tile column
+  EXPECT_EQ(tm, 0);
+  EXPECT_EQ(tn, 1);
+  wg::unit_tile(3, 1, 32, 48, 8, 2, false, tm, tn);
+  EXPECT_EQ(tm, 7);
+  EXPECT_EQ(tn, 0);
+}
+
 }  // namespace

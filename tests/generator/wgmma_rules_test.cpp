@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <set>
 
 #include "core/error.hpp"
 #include "generator/generator.hpp"
@@ -73,7 +74,7 @@ TEST(WgmmaRules, TheFlagAddsTheWgmmaFamilyAndChangesNothingElse) {
     EXPECT_GT(wg.size(), 0u) << p.key();
     EXPECT_LE(wg.size(), 10u) << p.key();
     EXPECT_GT(tma.size(), 0u) << p.key();
-    EXPECT_LE(tma.size(), 10u) << p.key();
+    EXPECT_LE(tma.size(), 13u) << p.key();  // 10 shapes + 3 of them as 2x1 clusters
     EXPECT_EQ(of_family(off, Family::wgmma_tma), tma) << "wgmma_tma is not behind the flag: " << p.key();
     std::vector<KernelConfig> on_less_wg;
     for (const KernelConfig& c : on)
@@ -186,4 +187,156 @@ TEST(WgmmaEmit, SourceAndNameRoundTrip) {
   EXPECT_EQ(KernelSpec::parse_name(s.name), spec);
   EXPECT_EQ(parse_family("wgmma"), Family::wgmma);
   EXPECT_STREQ(to_string(Family::wgmma), "wgmma");
+}
+
+// --- wgmma_tma's 2x1 clusters (cm2) ------------------------------------------------------------
+
+namespace {
+
+std::vector<KernelConfig> tma_of(const GemmProblem& p) {
+  return of_family(candidates(p, hopper(false)), Family::wgmma_tma);
+}
+
+std::string shape(const KernelConfig& c) {
+  return "sc" + std::to_string(c.schedule) + "_" + std::to_string(c.bm) + "x" + std::to_string(c.bn);
+}
+
+}  // namespace
+
+// cm2 variants of ping-pong 128x128 (CUTLASS's vLLM config), cooperative 256x128 and ping-pong
+// 64x256 where those shapes are candidates; every other candidate keeps cluster_m = 1 and its
+// name (no "_cm"), the cm2 names end in "_cm2" and round-trip.
+TEST(WgmmaTmaClusters, CandidatesAddCm2OfThreeShapes) {
+  for (const GemmProblem& p : kTp4) {
+    std::set<std::string> plain, clustered;
+    for (const KernelConfig& c : tma_of(p)) {
+      const KernelSpec s{p, c, "sm_90a"};
+      EXPECT_EQ(KernelSpec::parse_name(s.name()), s) << s.name();
+      if (c.cluster_m == 1) {
+        plain.insert(shape(c));
+        EXPECT_EQ(s.name().find("_cm"), std::string::npos) << s.name();
+        EXPECT_EQ(s.name().substr(s.name().size() - 4, 3), "_sc") << s.name();
+      } else {
+        EXPECT_EQ(c.cluster_m, 2) << s.name();
+        clustered.insert(shape(c));
+        EXPECT_EQ(s.name().substr(s.name().size() - 4), "_cm2") << s.name();
+        KernelConfig twin = c;
+        twin.cluster_m = 1;
+        EXPECT_EQ(KernelSpec({p, twin, "sm_90a"}).name() + "_cm2", s.name());
+      }
+    }
+    std::set<std::string> want;
+    for (const char* x : {"sc2_128x128", "sc1_256x128", "sc2_64x256"})
+      if (plain.count(x)) want.insert(x);
+    EXPECT_EQ(clustered, want) << p.key();
+    EXPECT_EQ(want.size(), 3u) << p.key() << ": every TP4 shape has all three";
+  }
+  // N = 100: bn 256 is past the padded N (128), so only the two bn-128 shapes cluster.
+  std::set<std::string> clustered;
+  for (const KernelConfig& c : tma_of({100, 4096}))
+    if (c.cluster_m == 2) clustered.insert(shape(c));
+  EXPECT_EQ(clustered, (std::set<std::string>{"sc2_128x128", "sc1_256x128"}));
+}
+
+TEST(WgmmaTmaClusters, NamesParseOnlyTheCanonicalForm) {
+  const KernelConfig c = KernelConfig::parse(Family::wgmma_tma, "bm128_bn128_bk128_wg2_s6_sc2_cm2");
+  EXPECT_EQ(c.cluster_m, 2);
+  EXPECT_EQ(c.schedule, 2);
+  EXPECT_EQ(c.to_string(), "bm128_bn128_bk128_wg2_s6_sc2_cm2");
+  EXPECT_EQ(KernelConfig::parse(Family::wgmma_tma, "bm128_bn128_bk128_wg2_s6_sc2").cluster_m, 1);
+  try {
+    KernelConfig::parse(Family::wgmma_tma, "bm128_bn128_bk128_wg2_s6_sc2_cm1");
+    ADD_FAILURE() << "cm1 parsed: a second name of the kernel without it";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("cluster_m=1"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(KernelConfig::parse(Family::wgmma_tma, "bm128_bn128_bk128_wg2_s6_cm2_sc2"), Error);
+  EXPECT_THROW(KernelConfig::parse(Family::wgmma, "bm128_bn128_bk128_wg1_s4_cm2"), Error) << "wgmma has no clusters";
+  const std::string name = "i8g_sm90a_wgmma_tma_n2560_k4096_nk_tok_ch_bf16_bm256_bn128_bk128_wg2_s4_sc1_cm2";
+  EXPECT_EQ(KernelSpec::parse_name(name).name(), name);
+  EXPECT_EQ(KernelSpec::parse_name(name).config.cluster_m, 2);
+}
+
+TEST(WgmmaTmaClusters, InvalidReasonNamesClusterM) {
+  const GemmProblem p{2560, 4096};
+  KernelConfig c = tma_of(p).front();
+  for (int cm : {0, 3, 4}) {
+    c.cluster_m = cm;
+    EXPECT_NE(invalid_reason(p, c, hopper(false)).find("cluster_m=" + std::to_string(cm)), std::string::npos) << cm;
+  }
+  c.cluster_m = 2;
+  EXPECT_EQ(invalid_reason(p, c, hopper(false)), "") << c;
+  // Families without clusters refuse the field like any they do not use.
+  KernelConfig w = valid_config();
+  w.cluster_m = 2;
+  EXPECT_NE(invalid_reason(p, w, hopper(true)).find("cluster_m"), std::string::npos);
+}
+
+// Launch: one cluster of two blocks per unit (two M tiles of one tile column), at most
+// sm_count / 2 clusters; the grid is even and the cluster {2, 1, 1}. Without clusters the
+// launch is as before: {1, 1, 1}, min(tiles, sm_count) blocks.
+TEST(WgmmaTmaClusters, LaunchShapeCountsClustersOfUnits) {
+  const GemmProblem p{1000, 4096};  // tiles_n: 8 at bn 128, 4 at bn 256
+  for (const KernelConfig& c : tma_of(p))
+    for (int64_t m : {1, 65, 129, 300, 3072, 100000})
+      for (int sms : {0, 1, 2, 7, 132, 133}) {
+        const LaunchShape s = launch_shape({p, c, "sm_90a"}, m, sms);
+        const int64_t tiles_m = (m + c.bm - 1) / c.bm, tiles_n = (p.n + c.bn - 1) / c.bn;
+        EXPECT_EQ(s.block[0], 384u);
+        EXPECT_EQ(s.grid[1], 1u);
+        EXPECT_EQ(s.grid[2], 1u);
+        EXPECT_EQ(s.cluster[1], 1u);
+        EXPECT_EQ(s.cluster[2], 1u);
+        if (c.cluster_m == 1) {
+          EXPECT_EQ(s.cluster[0], 1u);
+          const int64_t cap = sms > 0 ? sms : 65535;
+          EXPECT_EQ(int64_t(s.grid[0]), std::min(tiles_m * tiles_n, cap)) << c << " m=" << m;
+          continue;
+        }
+        EXPECT_EQ(s.cluster[0], 2u) << c;
+        EXPECT_EQ(s.grid[0] % 2, 0u) << c;
+        const int64_t units = (tiles_m + 1) / 2 * tiles_n;
+        const int64_t cap = sms > 0 ? std::max(1, sms / 2) : 65535 / 2;
+        EXPECT_EQ(int64_t(s.grid[0]), 2 * std::min(units, cap)) << c << " m=" << m << " sms=" << sms;
+        if (sms >= 2) {
+          EXPECT_LE(int(s.grid[0]), sms) << c;
+        }
+        KernelConfig twin = c;
+        twin.cluster_m = 1;
+        EXPECT_EQ(s.dynamic_smem, launch_shape({p, twin, "sm_90a"}, m, sms).dynamic_smem) << "the same ring";
+      }
+}
+
+// The tensor maps' boxes: x bm rows; w bn rows, or bn / 2 with 2x1 clusters (each block loads
+// half of the w tile and multicasts it). The half tile is a whole number of 128B swizzle atoms
+// (8 rows), so it lands on a 1024-byte boundary and the wgmma B descriptor is unchanged.
+TEST(WgmmaTmaClusters, BoxRowsFollowTheConfig) {
+  for (const GemmProblem& p : kTp4)
+    for (const KernelConfig& c : tma_of(p)) {
+      const TmaBoxRows b = tma_box_rows(c);
+      EXPECT_EQ(b.x, c.bm) << c;
+      EXPECT_EQ(b.w, c.bn / c.cluster_m) << c;
+      EXPECT_EQ(b.w * 128 % 1024, 0) << c;
+      EXPECT_LE(b.x, 256);
+    }
+}
+
+// The template gets CM after PP; the emitted entry instantiates it.
+TEST(WgmmaTmaClusters, TemplateArgumentsCarryCm) {
+  const GemmProblem p{2560, 4096};
+  for (const KernelConfig& c : tma_of(p)) {
+    const Source s = emit({p, c, "sm_90a"});
+    EXPECT_NE(s.code.find(std::to_string(c.cluster_m) + " /*CM*/"), std::string::npos) << s.code;
+    EXPECT_NE(s.code.find(" /*PP*/, " + std::to_string(c.cluster_m) + " /*CM*/"), std::string::npos) << s.code;
+  }
+}
+
+// The untuned default never takes a cluster (unmeasured), and the family's own cheapest config
+// at any M is a cm1 one.
+TEST(WgmmaTmaClusters, TheUntunedDefaultStaysUnclustered) {
+  for (const GemmProblem& p : kTp4)
+    for (int64_t m : {64, 128, 1024, 4096, 1 << 20}) {
+      EXPECT_EQ(heuristic_default(p, hopper(false), m).cluster_m, 1) << p.key() << " m=" << m;
+      EXPECT_EQ(heuristic_default(p, hopper(false), m, Family::wgmma_tma).cluster_m, 1) << p.key() << " m=" << m;
+    }
 }

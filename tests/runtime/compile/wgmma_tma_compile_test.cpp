@@ -27,6 +27,12 @@ Target hopper() {
 
 using test::sass_count;
 
+int text_count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
 std::vector<KernelSpec> tma_candidates(const GemmProblem& p) {
   std::vector<KernelSpec> specs;
   for (const KernelConfig& c : candidates(p, hopper()))
@@ -48,10 +54,28 @@ void compile_and_check(const std::vector<KernelSpec>& specs, bool print) {
           EXPECT_EQ(sass_count(r, "USETMAXREG"), 2) << spec.name() << ": one setmaxnreg per role";
           EXPECT_EQ(sass_count(r, "IMMA"), 0) << spec.name() << " fell back to mma.sync";
           EXPECT_EQ(sass_count(r, "CALL"), 0) << spec.name() << " calls a function (a 64-bit division?)";
+          const int multicast = text_count(r.sass, "UTMALDG.2D.MULTICAST");
+          const int cluster_arrive = sass_count(r, "UCGABAR_ARV"), cluster_wait = sass_count(r, "UCGABAR_WAIT");
+          if (spec.config.cluster_m == 1) {
+            EXPECT_EQ(multicast, 0) << spec.name();
+            EXPECT_EQ(cluster_arrive + cluster_wait, 0) << spec.name() << " syncs a cluster it does not have";
+          } else {
+            // The w share goes out by multicast, the x box by a plain load.
+            EXPECT_GT(multicast, 0) << spec.name() << " has no multicast TMA load (UTMALDG.2D.MULTICAST)";
+            EXPECT_GT(sass_count(r, "UTMALDG") - multicast, 0) << spec.name() << " has no plain TMA load for x";
+            // Cluster barriers after the barriers' init and at each role's end; the mainloop's
+            // remote arrivals and waits stay CTA-scoped: the only GPU-wide fences and L1
+            // invalidations are the cluster barriers' own (release arrive, acquire wait).
+            EXPECT_GE(cluster_arrive, 2) << spec.name();
+            EXPECT_EQ(cluster_arrive, cluster_wait) << spec.name();
+            EXPECT_LE(text_count(r.sass, "MEMBAR.ALL.GPU"), cluster_arrive) << spec.name();
+            EXPECT_LE(text_count(r.sass, "CCTL.IVALL"), cluster_wait) << spec.name();
+          }
         }
         if (print)
           std::cout << spec.name() << ": " << r.registers << " regs, " << shape.dynamic_smem << " B smem, IGMMA="
-                    << sass_count(r, "IGMMA") << " UTMALDG=" << sass_count(r, "UTMALDG") << "\n";
+                    << sass_count(r, "IGMMA") << " UTMALDG=" << sass_count(r, "UTMALDG")
+                    << " (multicast " << text_count(r.sass, "UTMALDG.2D.MULTICAST") << ")\n";
       });
 }
 
@@ -79,6 +103,21 @@ TEST(WgmmaTma, EveryEpilogueOptionCompilesWithTails) {
     specs.push_back(p.act_scale == ActScale::per_tensor ? all.back() : all.front());
   }
   compile_and_check(specs, false);
+}
+
+// The 2x1 cluster configs (cm2) with N and K tails and the heaviest epilogue operands (bias,
+// asymmetric zero points: the most registers), and per-tensor scales; every TP4 cm2 candidate
+// compiles in the test above.
+TEST(WgmmaTma, ClusterConfigsCompileWithTails) {
+  std::vector<KernelSpec> specs;
+  const GemmProblem heavy{1000, 4080, WeightLayout::nk, ActScale::per_token, WeightScale::per_channel, OutType::f32,
+                          true, true};
+  const GemmProblem tensor{1000, 4080, WeightLayout::nk, ActScale::per_tensor, WeightScale::per_tensor};
+  for (const GemmProblem& p : {heavy, tensor})
+    for (const KernelSpec& s : tma_candidates(p))
+      if (s.config.cluster_m == 2) specs.push_back(s);
+  ASSERT_EQ(specs.size(), 6u) << "sc2 128x128, sc1 256x128 and sc2 64x256 of each";
+  compile_and_check(specs, true);
 }
 
 TEST(WgmmaTma, KnWeightsAndOtherArchsAreRefusedWithTheReason) {
