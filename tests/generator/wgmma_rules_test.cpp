@@ -44,7 +44,8 @@ TEST(WgmmaRules, TheUntunedDefaultTakesTheTmaFamilyFromM64Up) {
     EXPECT_EQ(family(p, 64), Family::wgmma_tma) << p.key();
     const KernelConfig c = heuristic_default(p, t, 1 << 20);
     EXPECT_EQ(c.schedule, 2) << "ping-pong: " << c;
-    EXPECT_EQ(c.bm, 64) << c;
+    EXPECT_EQ(c.bm, 128) << "enough tiles to fill the SMs many times over: " << c;
+    EXPECT_EQ(c.bn, 128) << c;
     EXPECT_EQ(family(GemmProblem{p.n, p.k, WeightLayout::kn}, 4096), Family::mma_sync) << p.key();
     EXPECT_NE(heuristic_default(p, Target::from_arch("sm_80"), 4096).family, Family::wgmma_tma);
   }
@@ -52,6 +53,30 @@ TEST(WgmmaRules, TheUntunedDefaultTakesTheTmaFamilyFromM64Up) {
   EXPECT_NE(family(GemmProblem{2560, 4088}, 4096), Family::wgmma_tma) << "K not a multiple of 16";
 }
 
+
+// The untuned tile rule against what run 4 (H200, 2026-12-01) measured best: waves of tiles
+// over 132 SMs times a tile's relative time picks 128x128 where tiles are plentiful, narrower
+// tiles where a shape has too few (small M, small N).
+TEST(WgmmaRules, TheUntunedTileFollowsTheWaveCount) {
+  const Target t = hopper(false);
+  ASSERT_EQ(t.sm_count, 132);
+  struct Point {
+    int64_t n, k, m;
+    int bm, bn;
+  };
+  const Point points[] = {
+      {2560, 4096, 128, 64, 64},   {2560, 4096, 1024, 128, 64},  {2560, 4096, 4096, 128, 128},
+      {6144, 4096, 128, 128, 64},  {6144, 4096, 1024, 128, 128}, {28672, 4096, 128, 128, 128},
+      {4096, 2048, 128, 64, 64},   {4096, 2048, 1024, 128, 128}, {768, 4096, 1024, 128, 64},
+  };
+  for (const Point& q : points) {
+    const KernelConfig c = heuristic_default(GemmProblem{q.n, q.k}, t, q.m);
+    EXPECT_EQ(c.family, Family::wgmma_tma);
+    EXPECT_EQ(c.schedule, 2) << c;
+    EXPECT_EQ(c.bm, q.bm) << q.n << "x" << q.k << " M=" << q.m << ": " << c;
+    EXPECT_EQ(c.bn, q.bn) << q.n << "x" << q.k << " M=" << q.m << ": " << c;
+  }
+}
 }  // namespace
 
 TEST(WgmmaRules, OffByDefault) {
