@@ -3,13 +3,15 @@
 // per SM. Its candidates are tuned like any family's; the untuned default takes it on sm_90a
 // from M = 64 up (a ping-pong config by a rule measured on the H200, docs/wgmma_tma.md). Fields: bm, bn, bk (= 128), warpgroups
 // (= 2 consumers), stages, schedule (1 cooperative: the consumers split each tile; 2 ping-pong:
-// each consumer owns whole tiles in turn, so one's epilogue runs under the other's MMAs).
+// each consumer owns whole tiles in turn, so one's epilogue runs under the other's MMAs),
+// split_k (K slices of each tile walked as separate work units, reduced through a workspace).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "generator/rules.hpp"
+#include "templates/splitk.h"
 
 namespace i8g {
 namespace {
@@ -32,6 +34,22 @@ constexpr int kCooperative = 1, kPingPong = 2;  // KernelConfig::schedule
 int consumer_rows(const KernelConfig& c) { return c.schedule == kPingPong ? c.bm : c.bm / kConsumers; }
 int registers(const KernelConfig& c) { return consumer_rows(c) * c.bn / 128 + 64; }
 
+int64_t k_tiles(const GemmProblem& p) { return (p.k + kRowBytes - 1) / kRowBytes; }
+int64_t tiles(const GemmProblem& p, const KernelConfig& c, int64_t m) {
+  return ((std::max<int64_t>(m, 1) + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn);
+}
+
+// The kernel gives each slice floor or ceil of ktiles / split_k K tiles (tma::unit_of), so
+// every slice has some as long as there are no more slices than K tiles.
+std::string split_invalid_reason(const GemmProblem& p, const KernelConfig& c) {
+  if (c.split_k < 1 || c.split_k > splitk::kMaxSplit)
+    return fmt::format("split_k={} (need 1 to {})", c.split_k, splitk::kMaxSplit);
+  if (c.split_k > k_tiles(p))
+    return fmt::format("split_k={} leaves a slice without K tiles (K={} is {} tiles of 128)", c.split_k, p.k,
+                       k_tiles(p));
+  return {};
+}
+
 std::string unsupported(const GemmProblem& p, const Target& t) {
   if (t.arch != "sm_90a") return fmt::format("wgmma_tma needs sm_90a (the arch-specific Hopper target), not {}", t.arch);
   if (p.layout != WeightLayout::nk)
@@ -41,7 +59,8 @@ std::string unsupported(const GemmProblem& p, const Target& t) {
   return {};
 }
 
-std::string invalid_reason(const GemmProblem&, const KernelConfig& c, const Target& t) {
+std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Target& t) {
+  if (std::string why = split_invalid_reason(p, c); !why.empty()) return why;
   if (c.warpgroups != kConsumers)
     return fmt::format("{} warpgroups: wgmma_tma has {} consumer warpgroups", c.warpgroups, kConsumers);
   if (c.bk != kRowBytes) return fmt::format("bk={}: wgmma_tma tiles are one 128-byte swizzle row (bk = 128)", c.bk);
@@ -62,9 +81,32 @@ std::string invalid_reason(const GemmProblem&, const KernelConfig& c, const Targ
   return {};
 }
 
+// Split-K is for shapes whose tiles leave SMs idle at small M: issue 12's M = 128 (2560 x 4096
+// is 40 tiles of 64 x 128 for 132 SMs), so the rule counts tiles at M = 128. Only three tile
+// shapes get splits: the ping-pong bm 64 tiles with bn 64 (the measured best at M = 128) and
+// 128 (the untuned default's below M = 2048), and the cooperative 128 x 128 (one tile row at
+// M = 128). Each gets the two splits splits_to_offer picks within 2 waves of units (a
+// persistent block walks them back to back) where every slice keeps >= 2 K tiles.
+constexpr int64_t kSplitM = 128;
+bool split_shape(const KernelConfig& c) {
+  return c.schedule == kPingPong ? c.bm == 64 && c.bn <= 128 : c.bm == 128 && c.bn == 128;
+}
+
+std::vector<KernelConfig> split_variants(const GemmProblem& p, const KernelConfig& c, const Target& t) {
+  std::vector<KernelConfig> out;
+  if (!split_shape(c)) return out;
+  for (int s : splits_to_offer(tiles(p, c, kSplitM), t, 2, 2, [&](int split) { return k_tiles(p) / split >= 2; })) {
+    KernelConfig sc = c;
+    sc.split_k = s;
+    if (invalid_reason(p, sc, t).empty()) out.push_back(sc);
+  }
+  return out;
+}
+
 // Rules: cooperative bm 128 or 256 (two consumers of 64 or 128 rows) or ping-pong bm 64 or 128
 // (one consumer's rows); bn 64/128/256 not past the padded N; at most 128 accumulators per
-// consumer thread; bk = 128; as many stages as fit (at most 8). At most 10 configs.
+// consumer thread; bk = 128; as many stages as fit (at most 8). At most 10 configs, then at
+// most 6 split-K variants of three of them (split_variants), after all unsplit ones.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;
@@ -84,11 +126,10 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
       if (!invalid_reason(p, c, t).empty()) continue;
       out.push_back(c);
     }
+  const size_t unsplit = out.size();
+  for (size_t i = 0; i < unsplit; ++i)
+    for (const KernelConfig& sc : split_variants(p, out[i], t)) out.push_back(sc);
   return out;
-}
-
-int64_t tiles(const GemmProblem& p, const KernelConfig& c, int64_t m) {
-  return ((std::max<int64_t>(m, 1) + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn);
 }
 
 // The untuned default's tiles: ping-pong 128x128, 128x64 or 64x64, with a tile's time relative
@@ -107,9 +148,10 @@ const UntunedTile* untuned_tile(const KernelConfig& c) {
 
 // The untuned default: one of those ping-pong tiles, from M = 64 up, where K holds at least one
 // whole 128-byte box (smaller K was never run) and the tile count fits the kernel's 32-bit tile
-// arithmetic with room to spare.
+// arithmetic with room to spare. No split-K yet (not measured; I8GEMM_SPLIT_K can ask).
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target&, int64_t m) {
-  return m >= 64 && p.k >= kRowBytes && untuned_tile(c) != nullptr && tiles(p, c, m) < (int64_t(1) << 30);
+  return m >= 64 && p.k >= kRowBytes && untuned_tile(c) != nullptr && c.split_k == 1 &&
+         tiles(p, c, m) < (int64_t(1) << 30);
 }
 
 // Ranks the untuned default's tiles: waves of tiles over the SMs (a block's tiles run one after
@@ -127,14 +169,15 @@ double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_
 std::vector<TemplateArg> template_args(const KernelSpec& s) {
   const KernelConfig& c = s.config;
   std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", kGroupM},
-                                {"PP", c.schedule == kPingPong ? 1 : 0}};
+                                {"PP", c.schedule == kPingPong ? 1 : 0}, {"SPLIT_K", c.split_k}};
   for (const TemplateArg& x : problem_template_args(s.problem, false)) a.push_back(x);
   return a;
 }
 
-// One block per SM (or per tile, when there are fewer tiles or the SM count is unknown).
+// One block per SM (or per work unit, a tile's K slice, when there are fewer units or the SM
+// count is unknown).
 LaunchShape launch(const KernelSpec& spec, int64_t m, int sm_count) {
-  const int64_t n = tiles(spec.problem, spec.config, m);
+  const int64_t n = tiles(spec.problem, spec.config, m) * spec.config.split_k;
   LaunchShape s{};
   s.grid[0] = unsigned(sm_count > 0 ? std::min<int64_t>(n, sm_count) : std::min<int64_t>(n, 65535));
   s.grid[1] = s.grid[2] = 1;
@@ -142,6 +185,11 @@ LaunchShape launch(const KernelSpec& spec, int64_t m, int sm_count) {
   s.block[1] = s.block[2] = 1;
   s.dynamic_smem = unsigned(dynamic_smem(spec.config));
   return s;
+}
+
+// Split-K: templates/splitk.h's arrival counters and partial tiles, per output tile.
+size_t workspace(const KernelSpec& spec, int64_t m) {
+  return splitk_workspace_bytes(tiles(spec.problem, spec.config, m), spec.config);
 }
 
 }  // namespace
@@ -156,7 +204,8 @@ const FamilyInfo& wgmma_tma_family() {
     f.kernel_params = "const __grid_constant__ I8gArgs, const __grid_constant__ i8g::tma::Desc, "
                       "const __grid_constant__ i8g::tma::Desc";
     f.tma_operands = true;
-    f.name_fields = {ConfigField::warpgroups, ConfigField::stages, ConfigField::schedule};
+    f.name_fields = {ConfigField::warpgroups, ConfigField::stages, ConfigField::schedule, ConfigField::split_k};
+    f.splits_k = true;
     f.untuned_rank = 3;  // above mma_sync, where serves_untuned accepts (sm_90a, M >= 64)
     f.serves_untuned = serves_untuned;
     f.unsupported = unsupported;
@@ -167,6 +216,7 @@ const FamilyInfo& wgmma_tma_family() {
     f.dynamic_smem = dynamic_smem;
     f.registers = registers;
     f.launch = launch;
+    f.workspace = workspace;
     f.alignment = [](const KernelConfig&) { return 16; };  // a tensor map's base address
     f.template_args = template_args;
     return f;

@@ -25,7 +25,10 @@
 // order (GROUP_M tiles of one dimension at a time, walking the other, so that the blocks running
 // together share x and w in L2): groups of tile columns when M < N (each group re-reads x, the
 // smaller operand), else groups of tile rows (wgmma_frag.h, grouped_tile).
-// Producer and consumers walk the same tiles and K tiles, so their ring positions agree.
+// Split-K (SPLIT_K > 1, for shapes with fewer tiles than SMs): the walk is over units, K slices
+// of tiles (tma::unit_of), and each consumer's rows of a unit meet the other slices' in the
+// workspace (splitk.cuh; the last slice to arrive runs the epilogue). Producer and consumers
+// walk the same units and K tiles, so their ring positions agree.
 //
 // The tensor maps are encoded by the host for each launch (x: {K, M}, w: {K, N}, UINT8, 128B
 // swizzle, zero fill out of bounds) and passed by value as __grid_constant__ parameters. TMA
@@ -33,6 +36,7 @@
 // stage expects STAGE_BYTES and tails need no code here; the epilogue guards its stores.
 #pragma once
 #include "epilogue.cuh"
+#include "splitk.cuh"
 #include "wgmma.cuh"  // wgmma_s8, the wgmma fences and the descriptor/fragment maps
 
 namespace i8g {
@@ -102,10 +106,49 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
+// A work unit: one K slice of one tile. Unit u of tiles * SPLIT_K is slice u % SPLIT_K of tile
+// u / SPLIT_K, so the slices of a tile are neighbours in the walk: they run at the same time on
+// neighbouring blocks, the partials the last one reads back were just written (in L2), and the
+// blocks running together still cover a compact group of tiles (GROUP_M), each over all of K.
+// The slice's K tiles are [k0, k0 + n), balanced: n is floor or ceil of ktiles / SPLIT_K, never
+// 0 when SPLIT_K <= ktiles (the generator refuses more slices than K tiles: an empty unit would
+// never arrive on its ping-pong turn barrier). SPLIT_K = 1: the tile itself, all of K.
+struct Unit {
+  int tile, slice, k0, n;
+};
+template <int SPLIT_K>
+__device__ __forceinline__ Unit unit_of(int u, int ktiles) {
+  Unit w;
+  w.tile = u / SPLIT_K;
+  w.slice = u - w.tile * SPLIT_K;
+  w.k0 = w.slice * ktiles / SPLIT_K;
+  w.n = (w.slice + 1) * ktiles / SPLIT_K - w.k0;
+  return w;
+}
+
+// A barrier over the THREADS threads that use named barrier `id` (one consumer warpgroup; the
+// producer warpgroup has returned, so __syncthreads would hang), returning whether any of them
+// passed true.
+template <int THREADS>
+__device__ __forceinline__ bool group_or(int id, bool p) {
+  unsigned any;
+  asm volatile(
+      "{\n"
+      ".reg .pred p, q;\n"
+      "setp.ne.u32 p, %1, 0;\n"
+      "bar.red.or.pred q, %2, %3, p;\n"
+      "selp.u32 %0, 1, 0, q;\n"
+      "}\n"
+      : "=r"(any)
+      : "r"(unsigned(p)), "r"(id), "n"(THREADS)
+      : "memory");
+  return any != 0;
+}
+
 }  // namespace tma
 
-template <int BM, int BN, int STAGES, int GROUP_M, int PP, long long N_, long long K_, int ACT, int WSC, int OUT, int BIAS,
-          int ASYM>
+template <int BM, int BN, int STAGES, int GROUP_M, int PP, int SPLIT_K, long long N_, long long K_, int ACT, int WSC,
+          int OUT, int BIAS, int ASYM>
 __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     wgmma_tma_kernel(const __grid_constant__ I8gArgs args, const __grid_constant__ tma::Desc xmap,
                      const __grid_constant__ tma::Desc wmap) {
@@ -121,6 +164,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   static_assert(MI * R <= 128, "at most 128 accumulator registers per consumer thread");
   static_assert(STAGES >= 2 && STAGES <= 8, "2 to 8 pipeline stages");
   static_assert(GROUP_M >= 1, "GROUP_M >= 1");
+  static_assert(SPLIT_K >= 1 && SPLIT_K <= splitk::kMaxSplit, "1 to 16 K slices");
   static_assert(K_ % 16 == 0, "K must be a multiple of 16 (the tensor map's row stride)");
   static_assert(A_BYTES % wg::kAtomBytes == 0 && STAGE_BYTES % wg::kAtomBytes == 0,
                 "every tile starts on a 1024-byte boundary (the 128B swizzle pattern)");
@@ -141,6 +185,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   const int tiles_m = int((M + BM - 1) / BM), tiles_n = int((N + BN - 1) / BN), tiles = tiles_m * tiles_n;
   const int ktiles = int((K + BK - 1) / BK);
   const bool along_n = M < N;  // group tile columns (re-reading x) when x is the smaller operand
+  const int units = tiles * SPLIT_K;  // tile slices; the tiles themselves without split-K
   const int role = threadIdx.x / wg::kWarpgroup;  // 0 producer, 1 and 2 consumers
   const int t = threadIdx.x % wg::kWarpgroup;
 
@@ -162,10 +207,11 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     if (t != 0) return;
     int stage = 0;
     unsigned phase = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (int u = blockIdx.x; u < units; u += gridDim.x) {
+      const tma::Unit w = tma::unit_of<SPLIT_K>(u, ktiles);
       int tm, tn;
-      wg::grouped_tile(tile, tiles_m, tiles_n, GROUP_M, along_n, tm, tn);
-      for (int kt = 0; kt < ktiles; ++kt) {
+      wg::grouped_tile(w.tile, tiles_m, tiles_n, GROUP_M, along_n, tm, tn);
+      for (int kt = w.k0; kt < w.k0 + w.n; ++kt) {
         tma::mbar_wait(empty(stage), phase ^ 1u);
         tma::mbar_arrive_expect_tx(full(stage), STAGE_BYTES);
         const unsigned dst = base + unsigned(stage) * STAGE_BYTES;
@@ -185,21 +231,22 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   int acc[MI][R];
   int stage = 0;
   unsigned phase = 0;
-  // Ping-pong: skip `n` K tiles of the ring (the other consumer's tile).
-  auto skip = [&](int n) {
-    const int to = stage + n;
+  // Ping-pong: skip the K tiles of unit u in the ring (the other consumer's unit).
+  auto skip = [&](int u) {
+    const int to = stage + tma::unit_of<SPLIT_K>(u, ktiles).n;
     phase ^= unsigned(to / STAGES) & 1u;
     stage = to % STAGES;
   };
-  if (PP && c == 1) skip(ktiles);
+  if (PP && c == 1) skip(int(blockIdx.x));
   const int first = PP ? int(blockIdx.x) + c * int(gridDim.x) : int(blockIdx.x);
   const int step = PP ? 2 * int(gridDim.x) : int(gridDim.x);
-  unsigned turns = 0;  // ping-pong: tiles this consumer has started
-  for (int tile = first; tile < tiles; tile += step, ++turns) {
+  unsigned turns = 0;  // ping-pong: units this consumer has started
+  for (int u = first; u < units; u += step, ++turns) {
+    const tma::Unit w = tma::unit_of<SPLIT_K>(u, ktiles);
     int tm, tn;
-    wg::grouped_tile(tile, tiles_m, tiles_n, GROUP_M, along_n, tm, tn);
-    // Ping-pong: wait for the other consumer's last K tile of the tile before this one (consumer
-    // 0's first tile has none). Its n-th signal completes phase n of our turn barrier.
+    wg::grouped_tile(w.tile, tiles_m, tiles_n, GROUP_M, along_n, tm, tn);
+    // Ping-pong: wait for the other consumer's last K tile of the unit before this one (consumer
+    // 0's first unit has none). Its n-th signal completes phase n of our turn barrier.
     if (PP && (c == 1 || turns > 0)) tma::mbar_wait(turn(c), (c == 1 ? turns : turns - 1) & 1u);
     // No group is in flight here (wait_group 0 ended the last tile), so zeroing is safe.
 #pragma unroll
@@ -207,9 +254,9 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
 #pragma unroll
       for (int r = 0; r < R; ++r) acc[i][r] = 0;
     int held = -1;  // the stage whose wgmma group may still be reading it
-    for (int kt = 0; kt < ktiles; ++kt) {
+    for (int kt = 0; kt < w.n; ++kt) {
       tma::mbar_wait(full(stage), phase);
-      if (PP && kt == ktiles - 1 && t == 0) tma::mbar_arrive(turn(1 - c));  // the other may start
+      if (PP && kt == w.n - 1 && t == 0) tma::mbar_arrive(turn(1 - c));  // the other may start
       const unsigned sa = base + unsigned(stage) * STAGE_BYTES + unsigned(PP ? 0 : c * RM * BK);
       const unsigned sb = base + unsigned(stage) * STAGE_BYTES + A_BYTES;
       mma_k_tile<MI, BN>(acc, sa, sb);
@@ -227,7 +274,20 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
 #pragma unroll
     for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
     if (t == 0) tma::mbar_arrive(empty(held));
-    if (PP) skip(ktiles);  // the other consumer's next tile
+    if (PP) skip(u + int(gridDim.x));  // the other consumer's next unit
+
+    if constexpr (SPLIT_K > 1) {
+      // This consumer's rows of the tile are one reduction group (cooperative: half h = c of the
+      // tile, with its own counter, so the two halves finish independently; ping-pong: the whole
+      // tile). Named barrier 1 + c: this warpgroup only.
+      const int h = PP ? 0 : c;
+      int* block = args.workspace + (long long)w.tile * splitk::tile_words(SPLIT_K, BM, BN);
+      int4* parts = reinterpret_cast<int4*>(block + splitk::kCounterWords) + h * (RM * BN / 4);
+      auto group_or = [&](bool p) { return tma::group_or<wg::kWarpgroup>(1 + c, p); };
+      if (!splitk_reduce<MI * R / 4, wg::kWarpgroup, SPLIT_K>(&acc[0][0], block + h, parts, BM * BN / 4, w.slice, t,
+                                                               group_or))
+        continue;  // another slice finishes these rows
+    }
 
     // Epilogue: register r of instruction i holds row c*RM + 64*i + d_row(t, r) and column
     // d_col(t, r) of the tile (wgmma_frag.h), as in the wgmma family.

@@ -171,6 +171,7 @@ TEST(FamilyTable, OnlyFamiliesThatSplitKHaveSplitCandidates) {
           EXPECT_EQ(c.split_k, 1) << f->name;
         }
   EXPECT_TRUE(family_info(Family::mma_sync).splits_k);
+  EXPECT_TRUE(family_info(Family::wgmma_tma).splits_k);
 }
 
 TEST(FamilyTable, TheUntunedDefaultComesFromARankedFamily) {
@@ -200,22 +201,22 @@ TEST(FamilyTable, Tp4UntunedDefaultsAreUnchanged) {
        {"mma_sync:bm32_bn32_bk128_wm2_wn2_s4_sk3", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk6",
         "mma_sync:bm64_bn64_bk128_wm2_wn2_s4_sk3", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
        {"mma_sync:bm32_bn32_bk128_wm2_wn2_s4_sk3", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk6",
-        "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2"}},
+        "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2_sk1"}},
       {"sm_90a", {4096, 2048},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4",
         "mma_sync:bm64_bn64_bk64_wm2_wn2_s4_sk1", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4",
-        "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2"}},
+        "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2_sk1"}},
       {"sm_90a", {768, 4096},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16", "mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16",
         "mma_sync:bm64_bn64_bk128_wm2_wn2_s4_sk8", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16", "mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16",
-        "wgmma_tma:bm64_bn64_bk128_wg2_s8_sc2", "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2"}},
+        "wgmma_tma:bm64_bn64_bk128_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2_sk1"}},
       {"sm_90a", {4096, 384},
        {"mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1", "mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1",
         "mma_sync:bm64_bn64_bk64_wm2_wn2_s4_sk1", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
        {"mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1", "mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1",
-        "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2"}},
+        "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2_sk1"}},
       {"sm_80", {2560, 4096},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk8", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk8",
         "mma_sync:bm64_bn64_bk128_wm2_wn2_s4_sk2", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"}},
