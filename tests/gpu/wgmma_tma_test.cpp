@@ -39,12 +39,14 @@ class WgmmaTma : public GpuTest {
       if (c.family == Family::wgmma_tma) out.push_back({p, c, target_.arch});
     return out;
   }
-  std::vector<KernelSpec> split_specs(const GemmProblem& p) const {
+  // The candidates with (split) or without (!split) split-K.
+  std::vector<KernelSpec> specs(const GemmProblem& p, bool split) const {
     std::vector<KernelSpec> out;
     for (const KernelSpec& s : specs(p))
-      if (s.config.split_k > 1) out.push_back(s);
+      if ((s.config.split_k > 1) == split) out.push_back(s);
     return out;
   }
+  std::vector<KernelSpec> split_specs(const GemmProblem& p) const { return specs(p, true); }
   // A split-K instance's arrival counters after its launches over m rows: each tile's counter
   // block (templates/splitk.h) must be back at zero; "" when it is, or the first that is not.
   static std::string counters_left(const KernelInstance& k, int64_t m) {
@@ -132,7 +134,7 @@ TEST_F(WgmmaTma, EveryCandidateIsExactOverTailsAndManyTiles) {
   };
   int runs = 0, exact = 0;
   for (const Case& c : cases)
-    for (const KernelSpec& spec : specs(to_gemm_problem(c.p)))
+    for (const KernelSpec& spec : specs(to_gemm_problem(c.p), false))  // split ones: the test below
       for (int64_t m : c.ms) {
         const std::string r = check(c.p, spec, m);
         EXPECT_TRUE(r.empty()) << r;
