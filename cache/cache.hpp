@@ -213,6 +213,8 @@ class Cache {
   StaleCounts count_stale(const Current& current);
 
  private:
+  // The SQLite handle, checked (application, schema, WAL): the constructor's second half.
+  void open_checked(const std::string& path, Mode mode, bool has_content);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -140,6 +140,11 @@ static_assert(kApplicationId == 1765304165, "the schema text spells the applicat
 std::string errno_text() { return std::strerror(errno); }
 
 // Bytes in `path`, 0 when it does not exist.
+bool exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
 off_t file_size(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 ? st.st_size : 0;
@@ -334,7 +339,22 @@ Cache::Cache(const std::string& path, Mode mode) : impl_(std::make_unique<Impl>(
   }
   bool has_content = check_header(path);
   if (!has_content && mode == Mode::read_only) fail_open(path, "is empty, not an i8gemm cache");
+  // A file refused below (another application's, a newer schema, damaged) must be left as found:
+  // a read-only handle cannot checkpoint, so SQLite leaves the -wal and -shm it created beside
+  // it. Remove the ones this open created, once the handle is closed and if the log is empty.
+  const bool had_wal = exists(path + "-wal"), had_shm = exists(path + "-shm");
+  try {
+    open_checked(path, mode, has_content);
+  } catch (...) {
+    impl_->db.reset();
+    const bool wal_gone = had_wal || !exists(path + "-wal") ||
+                          (file_size(path + "-wal") == 0 && unlink((path + "-wal").c_str()) == 0);
+    if (!had_shm && wal_gone && exists(path + "-shm")) unlink((path + "-shm").c_str());
+    throw;
+  }
+}
 
+void Cache::open_checked(const std::string& path, Mode mode, bool has_content) {
   int flags = mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
   impl_->db = std::make_unique<sql::Db>(path, flags);  // never SQLITE_OPEN_CREATE
   if (mode == Mode::read_write && sqlite3_db_readonly(impl_->db->handle(), "main") == 1)

@@ -1,13 +1,15 @@
 // The generator's entry points over the family table: validity, candidates, the untuned
-// default and alignment; and the rules every family shares (vector width, occupancy).
+// default and alignment; and the rules every family shares (vector width, occupancy, split-K).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.hpp"
 #include "core/occupancy.hpp"
 #include "generator/generator.hpp"
 #include "generator/rules.hpp"
+#include "templates/splitk.h"
 
 namespace i8g {
 
@@ -28,6 +30,26 @@ int workgroups_per_cu(const KernelConfig& c, const Target& t) {
   const FamilyInfo& f = family_info(c.family);
   return estimate_amd_workgroups_per_cu(t, f.registers(c), 0, 0, f.threads(c), f.static_smem(c) + f.dynamic_smem(c),
                                         nullptr);
+}
+
+std::vector<int> splits_to_offer(int64_t tiles, const Target& t, int max_waves, size_t keep,
+                                 const std::function<bool(int split)>& usable) {
+  std::vector<std::pair<double, int>> scored;
+  if (tiles >= t.sm_count) return {};
+  for (int s : {2, 3, 4, 6, 8, 12, 16}) {
+    const int64_t blocks = tiles * s;
+    if (blocks > int64_t(max_waves) * t.sm_count || !usable(s)) continue;
+    const double waves = std::ceil(double(blocks) / t.sm_count);
+    scored.push_back({-double(blocks) / (waves * t.sm_count), s});
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<int> out;
+  for (size_t i = 0; i < scored.size() && i < keep; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+size_t splitk_workspace_bytes(int64_t tiles, const KernelConfig& c) {
+  return size_t(splitk::workspace_words(tiles, c.split_k, c.bm, c.bn)) * 4;
 }
 
 namespace {

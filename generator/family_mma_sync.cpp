@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "generator/rules.hpp"
-#include "templates/mma_frag.h"
+#include "templates/splitk.h"
 
 namespace i8g {
 namespace {
@@ -16,7 +16,6 @@ namespace {
 constexpr int kMmaM = 16, kMmaK = 32;
 constexpr int kWarpTileNStep = 16;  // one ldmatrix.x4 on B feeds two n8 tiles
 constexpr int kChunk = 16;          // cp.async bytes; K and row pitches must keep it aligned
-constexpr int kMaxSplitK = 16;
 
 int warps(const KernelConfig& c) { return c.warps_m * c.warps_n; }
 int threads(const KernelConfig& c) { return 32 * warps(c); }
@@ -56,8 +55,8 @@ int64_t tiles_per_slice(const GemmProblem& p, const KernelConfig& c) {
 }
 
 std::string split_invalid_reason(const GemmProblem& p, const KernelConfig& c) {
-  if (c.split_k < 1 || c.split_k > kMaxSplitK)
-    return fmt::format("split_k={} (need 1 to {})", c.split_k, kMaxSplitK);
+  if (c.split_k < 1 || c.split_k > splitk::kMaxSplit)
+    return fmt::format("split_k={} (need 1 to {})", c.split_k, splitk::kMaxSplit);
   if (c.split_k == 1) return {};
   if (c.bk <= 0) return "bk must be positive";
   const int64_t ktiles = (p.k + c.bk - 1) / c.bk;
@@ -68,28 +67,15 @@ std::string split_invalid_reason(const GemmProblem& p, const KernelConfig& c) {
 }
 
 // Split-K serves decode: at M <= bm a problem has only ceil(N / bn) tiles, often fewer than
-// the SMs. Splits come from {2, 3, 4, 6, 8, 12, 16}; each slice must keep >= 2 K tiles (some
-// pipelining) and the grid at most 3 waves. The two splits whose last wave is fullest are kept
-// (ties: the smaller split, which adds less reduction traffic). None when one row of tiles
-// already fills the SMs.
+// the SMs. Splits as splits_to_offer picks them (the two whose last wave is fullest) within 3
+// waves, each slice keeping >= 2 K tiles (some pipelining).
 std::vector<int> split_choices(const GemmProblem& p, const KernelConfig& c, const Target& t) {
-  const int64_t n_tiles = (p.n + c.bn - 1) / c.bn;
   const int64_t ktiles = (p.k + c.bk - 1) / c.bk;
-  std::vector<std::pair<double, int>> scored;
-  if (n_tiles >= t.sm_count) return {};
-  for (int s : {2, 3, 4, 6, 8, 12, 16}) {
-    const int64_t ctas = n_tiles * s;
-    if (ctas > 3 * int64_t(t.sm_count) || (ktiles + s - 1) / s < 2) continue;
+  return splits_to_offer((p.n + c.bn - 1) / c.bn, t, 3, 2, [&](int s) {
     KernelConfig sc = c;
     sc.split_k = s;
-    if (!split_invalid_reason(p, sc).empty()) continue;
-    const double waves = std::ceil(double(ctas) / t.sm_count);
-    scored.push_back({-double(ctas) / (waves * t.sm_count), s});
-  }
-  std::sort(scored.begin(), scored.end());
-  std::vector<int> out;
-  for (size_t i = 0; i < scored.size() && i < 2; ++i) out.push_back(scored[i].second);
-  return out;
+    return (ktiles + s - 1) / s >= 2 && split_invalid_reason(p, sc).empty();
+  });
 }
 
 std::string unsupported(const GemmProblem& p, const Target& t) {
@@ -198,13 +184,10 @@ double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_
   return on_busiest * tile_cycles / efficiency;
 }
 
-// Split-K: templates/mma_frag.h's layout of arrival counters and partial tiles, per tile.
+// Split-K: templates/splitk.h's arrival counters and partial tiles, per tile of the grid.
 size_t workspace(const KernelSpec& spec, int64_t m) {
-  const KernelConfig& c = spec.config;
-  if (c.split_k <= 1) return 0;
   const LaunchShape s = FamilyInfo::tile_launch(spec, m);  // this family's launch
-  const long long tiles = (long long)s.grid[0] * s.grid[1];
-  return size_t(mma::splitk_workspace_words(tiles, c.split_k, c.bm, c.bn)) * 4;
+  return splitk_workspace_bytes(int64_t(s.grid[0]) * s.grid[1], spec.config);
 }
 
 std::vector<TemplateArg> template_args(const KernelSpec& s) {

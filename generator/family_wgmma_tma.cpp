@@ -3,13 +3,15 @@
 // per SM. Its candidates are tuned like any family's; the untuned default takes it on sm_90a
 // from M = 64 up (a ping-pong config by a rule measured on the H200, docs/wgmma_tma.md). Fields: bm, bn, bk (= 128), warpgroups
 // (= 2 consumers), stages, schedule (1 cooperative: the consumers split each tile; 2 ping-pong:
-// each consumer owns whole tiles in turn, so one's epilogue runs under the other's MMAs).
+// each consumer owns whole tiles in turn, so one's epilogue runs under the other's MMAs),
+// split_k (K slices of each tile walked as separate work units, reduced through a workspace).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "generator/rules.hpp"
+#include "templates/splitk.h"
 
 namespace i8g {
 namespace {
@@ -33,6 +35,22 @@ constexpr int kCooperative = 1, kPingPong = 2;  // KernelConfig::schedule
 int consumer_rows(const KernelConfig& c) { return c.schedule == kPingPong ? c.bm : c.bm / kConsumers; }
 int registers(const KernelConfig& c) { return consumer_rows(c) * c.bn / 128 + 64; }
 
+int64_t k_tiles(const GemmProblem& p) { return (p.k + kRowBytes - 1) / kRowBytes; }
+int64_t tiles(const GemmProblem& p, const KernelConfig& c, int64_t m) {
+  return ((std::max<int64_t>(m, 1) + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn);
+}
+
+// The kernel gives each slice floor or ceil of ktiles / split_k K tiles (tma::unit_of), so
+// every slice has some as long as there are no more slices than K tiles.
+std::string split_invalid_reason(const GemmProblem& p, const KernelConfig& c) {
+  if (c.split_k < 1 || c.split_k > splitk::kMaxSplit)
+    return fmt::format("split_k={} (need 1 to {})", c.split_k, splitk::kMaxSplit);
+  if (c.split_k > k_tiles(p))
+    return fmt::format("split_k={} leaves a slice without K tiles (K={} is {} tiles of 128)", c.split_k, p.k,
+                       k_tiles(p));
+  return {};
+}
+
 std::string unsupported(const GemmProblem& p, const Target& t) {
   if (t.arch != "sm_90a") return fmt::format("wgmma_tma needs sm_90a (the arch-specific Hopper target), not {}", t.arch);
   if (p.layout != WeightLayout::nk)
@@ -42,7 +60,8 @@ std::string unsupported(const GemmProblem& p, const Target& t) {
   return {};
 }
 
-std::string invalid_reason(const GemmProblem&, const KernelConfig& c, const Target& t) {
+std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Target& t) {
+  if (std::string why = split_invalid_reason(p, c); !why.empty()) return why;
   if (c.warpgroups != kConsumers)
     return fmt::format("{} warpgroups: wgmma_tma has {} consumer warpgroups", c.warpgroups, kConsumers);
   if (c.bk != kRowBytes) return fmt::format("bk={}: wgmma_tma tiles are one 128-byte swizzle row (bk = 128)", c.bk);
@@ -58,6 +77,8 @@ std::string invalid_reason(const GemmProblem&, const KernelConfig& c, const Targ
   if (c.stages < 2 || c.stages > kMaxStages) return fmt::format("{} stages (need 2 to {})", c.stages, kMaxStages);
   if (c.cluster_m < 1 || c.cluster_m > kMaxClusterM)
     return fmt::format("cluster_m={} (need 1, no cluster, or 2, two blocks along M sharing each w tile)", c.cluster_m);
+  if (c.cluster_m > 1 && c.split_k > 1)
+    return fmt::format("cluster_m={} with split_k={}: a cluster config does not split K", c.cluster_m, c.split_k);
   const int smem = dynamic_smem(c);
   if (smem > t.smem_per_block_optin)
     return fmt::format("{} bytes of shared memory above the target's {} per block", smem, t.smem_per_block_optin);
@@ -75,10 +96,33 @@ bool clusters_pay(const KernelConfig& c) {
          (c.schedule == kPingPong && c.bm == 64 && c.bn == 256);
 }
 
+// Split-K is for shapes whose tiles leave SMs idle at small M: issue 12's M = 128 (2560 x 4096
+// is 40 tiles of 64 x 128 for 132 SMs), so the rule counts tiles at M = 128. Only three tile
+// shapes get splits: the ping-pong bm 64 tiles with bn 64 (the measured best at M = 128) and
+// 128 (the untuned default's below M = 2048), and the cooperative 128 x 128 (one tile row at
+// M = 128). Each gets the two splits splits_to_offer picks within 2 waves of units (a
+// persistent block walks them back to back) where every slice keeps >= 2 K tiles.
+constexpr int64_t kSplitM = 128;
+bool split_shape(const KernelConfig& c) {
+  return c.schedule == kPingPong ? c.bm == 64 && c.bn <= 128 : c.bm == 128 && c.bn == 128;
+}
+
+std::vector<KernelConfig> split_variants(const GemmProblem& p, const KernelConfig& c, const Target& t) {
+  std::vector<KernelConfig> out;
+  if (!split_shape(c)) return out;
+  for (int s : splits_to_offer(tiles(p, c, kSplitM), t, 2, 2, [&](int split) { return k_tiles(p) / split >= 2; })) {
+    KernelConfig sc = c;
+    sc.split_k = s;
+    if (invalid_reason(p, sc, t).empty()) out.push_back(sc);
+  }
+  return out;
+}
+
 // Rules: cooperative bm 128 or 256 (two consumers of 64 or 128 rows) or ping-pong bm 64 or 128
 // (one consumer's rows); bn 64/128/256 not past the padded N; at most 128 accumulators per
-// consumer thread; bk = 128; as many stages as fit (at most 8); then a cm2 variant of each
-// clusters_pay shape among them. At most 13 configs.
+// consumer thread; bk = 128; as many stages as fit (at most 8). At most 10 configs; then a cm2
+// variant of each clusters_pay shape among them and at most 6 split-K variants of three of them
+// (split_variants), after all the plain ones. At most 19 configs.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;
@@ -98,55 +142,69 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
       if (!invalid_reason(p, c, t).empty()) continue;
       out.push_back(c);
     }
-  const size_t unclustered = out.size();
-  for (size_t i = 0; i < unclustered; ++i) {
+  const size_t plain = out.size();
+  for (size_t i = 0; i < plain; ++i) {
     if (!clusters_pay(out[i])) continue;
     KernelConfig c = out[i];
     c.cluster_m = 2;
     if (invalid_reason(p, c, t).empty()) out.push_back(c);
   }
+  for (size_t i = 0; i < plain; ++i)
+    for (const KernelConfig& sc : split_variants(p, out[i], t)) out.push_back(sc);
   return out;
 }
 
-int64_t tiles(const GemmProblem& p, const KernelConfig& c, int64_t m) {
-  return ((std::max<int64_t>(m, 1) + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn);
+// The untuned default's tiles: ping-pong 128x128, 128x64 or 64x64, with a tile's time relative
+// to 128x128's (measured on the H200, run 4 of 2026-12-01, docs/wgmma_tma.md).
+struct UntunedTile {
+  int bm, bn;
+  double time;
+};
+constexpr UntunedTile kUntunedTiles[] = {{128, 128, 1.0}, {128, 64, 0.6}, {64, 64, 0.4}};
+
+const UntunedTile* untuned_tile(const KernelConfig& c) {
+  for (const UntunedTile& u : kUntunedTiles)
+    if (c.schedule == kPingPong && c.bm == u.bm && c.bn == u.bn) return &u;
+  return nullptr;
 }
 // The kernel's work units (templates/wgmma_tma.cuh): cluster_m tiles of one tile column, the
-// tile rows of a unit consecutive; one per tile without clusters.
+// tile rows of a unit consecutive, or split_k K slices of a tile; one per tile otherwise.
 int64_t units(const GemmProblem& p, const KernelConfig& c, int64_t m) {
   const int64_t tiles_m = (std::max<int64_t>(m, 1) + c.bm - 1) / c.bm;
-  return ((tiles_m + c.cluster_m - 1) / c.cluster_m) * ((p.n + c.bn - 1) / c.bn);
+  return ((tiles_m + c.cluster_m - 1) / c.cluster_m) * ((p.n + c.bn - 1) / c.bn) * c.split_k;
 }
 
-// The untuned default: ping-pong with 64-row tiles and no cluster (clusters are unmeasured),
-// from M = 64 up, where K holds at least one whole 128-byte box (smaller K was never run) and
-// the tile count fits the kernel's 32-bit tile arithmetic with room to spare.
+// The untuned default: one of those ping-pong tiles, from M = 64 up, where K holds at least one
+// whole 128-byte box (smaller K was never run) and the tile count fits the kernel's 32-bit tile
+// arithmetic with room to spare. No split-K (it lost at M = 128, docs/wgmma_tma.md) and no
+// cluster yet (unmeasured).
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target&, int64_t m) {
-  return m >= 64 && p.k >= kRowBytes && c.schedule == kPingPong && c.bm == 64 && c.cluster_m == 1 &&
+  return m >= 64 && p.k >= kRowBytes && untuned_tile(c) != nullptr && c.split_k == 1 && c.cluster_m == 1 &&
          tiles(p, c, m) < (int64_t(1) << 30);
 }
 
-// Ranks the untuned default's configs by the rule the H200 measurements support (2560x4096 and
-// 6144x4096, M = 128, 1024, 4096; docs/wgmma_tma.md): 128 columns per tile up to M = 2048 and
-// 256 above, unless that leaves fewer tiles than half the SMs, in which case narrower tiles.
+// Ranks the untuned default's tiles: waves of tiles over the SMs (a block's tiles run one after
+// another) times the tile's relative time. Big tiles where there are enough of them; narrower
+// ones where a shape has too few to fill the SMs (small M, small N). Over the 24 shapes x M of
+// run 4 this picks the measured best tile at 19 and one within 11% at the rest.
 double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
-  const int preferred = m > 2048 ? 256 : 128;
-  if (c.bn > preferred) return 1000.0 + c.bn;
-  const bool fills = tiles(p, c, m) * 2 >= std::max(1, t.sm_count);
-  // Clusters are unmeasured: a cm2 config ranks just behind its cm1 twin.
-  const double unmeasured = c.cluster_m > 1 ? 1e-3 : 0.0;
-  return (fills ? double(preferred) / c.bn : 100.0 + c.bn) + unmeasured;
+  const UntunedTile* u = untuned_tile(c);
+  if (u == nullptr) return 1e9;
+  const int64_t sms = std::max(1, t.sm_count);
+  const int64_t waves = (tiles(p, c, m) + sms - 1) / sms;
+  return double(waves) * u->time;
 }
 
 std::vector<TemplateArg> template_args(const KernelSpec& s) {
   const KernelConfig& c = s.config;
   std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", kGroupM},
-                                {"PP", c.schedule == kPingPong ? 1 : 0}, {"CM", c.cluster_m}};
+                                {"PP", c.schedule == kPingPong ? 1 : 0}, {"CM", c.cluster_m}, {"SPLIT_K", c.split_k}};
   for (const TemplateArg& x : problem_template_args(s.problem, false)) a.push_back(x);
   return a;
 }
 
-// One block per SM (or per tile, when there are fewer tiles or the SM count is unknown). With
+// One block per SM (or per work unit — a tile, a tile's K slice — when there are fewer units or the
+// SM count is unknown). With
 // clusters of cluster_m blocks: one cluster per work unit, at most sm_count / cluster_m of them
 // (sm_count: the blocks that can be resident at once; KernelInstance lowers it to what the
 // device's cluster occupancy allows), the cluster {cluster_m, 1, 1}.
@@ -165,6 +223,11 @@ LaunchShape launch(const KernelSpec& spec, int64_t m, int sm_count) {
   return s;
 }
 
+// Split-K: templates/splitk.h's arrival counters and partial tiles, per output tile.
+size_t workspace(const KernelSpec& spec, int64_t m) {
+  return splitk_workspace_bytes(tiles(spec.problem, spec.config, m), spec.config);
+}
+
 }  // namespace
 
 const FamilyInfo& wgmma_tma_family() {
@@ -177,7 +240,8 @@ const FamilyInfo& wgmma_tma_family() {
     f.kernel_params = "const __grid_constant__ I8gArgs, const __grid_constant__ i8g::tma::Desc, "
                       "const __grid_constant__ i8g::tma::Desc";
     f.tma_operands = true;
-    f.name_fields = {ConfigField::warpgroups, ConfigField::stages, ConfigField::schedule};
+    f.name_fields = {ConfigField::warpgroups, ConfigField::stages, ConfigField::schedule, ConfigField::split_k};
+    f.splits_k = true;
     f.optional_name_fields = {ConfigField::cluster_m};  // "_cm2"; no cluster leaves the names as they were
     f.untuned_rank = 3;  // above mma_sync, where serves_untuned accepts (sm_90a, M >= 64)
     f.serves_untuned = serves_untuned;
@@ -189,6 +253,7 @@ const FamilyInfo& wgmma_tma_family() {
     f.dynamic_smem = dynamic_smem;
     f.registers = registers;
     f.launch = launch;
+    f.workspace = workspace;
     f.alignment = [](const KernelConfig&) { return 16; };  // a tensor map's base address
     f.template_args = template_args;
     return f;

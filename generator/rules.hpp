@@ -1,5 +1,7 @@
 // Rules shared by the family files (internal to the generator).
 #pragma once
+#include <functional>
+
 #include "generator/families.hpp"
 
 namespace i8g {
@@ -14,5 +16,16 @@ int widest_vector(const GemmProblem& p);
 int blocks_per_sm(const KernelConfig& c, const Target& t);
 // The same for AMD: workgroups per CU from the VGPR estimate, wavefronts and LDS.
 int workgroups_per_cu(const KernelConfig& c, const Target& t);
+
+// Split-K (mma_sync, wgmma_tma; templates/splitk.h). The splits worth offering a config whose
+// `tiles` output tiles leave SMs of `t` idle: from {2, 3, 4, 6, 8, 12, 16}, those `usable`
+// accepts whose tiles * split blocks (or persistent work units) fit in `max_waves` waves of the
+// SMs; the `keep` whose last wave is fullest (ties: the smaller split, which adds less
+// reduction traffic). None when the tiles alone fill the SMs.
+std::vector<int> splits_to_offer(int64_t tiles, const Target& t, int max_waves, size_t keep,
+                                 const std::function<bool(int split)>& usable);
+// The zeroed device bytes a split config needs over `tiles` output tiles: per tile a counter
+// block and one bm x bn int32 partial per slice; none without a split.
+size_t splitk_workspace_bytes(int64_t tiles, const KernelConfig& c);
 
 }  // namespace i8g

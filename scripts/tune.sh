@@ -5,5 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+# SASS in the reports: the nvdisasm setup.sh installed, unless the caller chose one (the library
+# runs helpers only from explicit configuration, PATH or next to itself).
+if [ -z "${I8GEMM_NVDISASM:-}" ] && [ -x .deps/nvdisasm/nvidia/cu13/bin/nvdisasm ]; then
+  export I8GEMM_NVDISASM="$PWD/.deps/nvdisasm/nvidia/cu13/bin/nvdisasm"
+fi
 ./build/tools/i8gemm tune --compile-only --arch sm_90a --shapes examples/tp4.shapes "$@"
 ./build/tools/i8gemm inspect

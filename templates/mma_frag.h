@@ -118,23 +118,6 @@ I8G_HD constexpr int acc_col(bool kn, int j, int lane, int e) {
 I8G_HD constexpr int warp_m(int warp, int wn) { return warp / wn; }
 I8G_HD constexpr int warp_n(int warp, int wn) { return warp % wn; }
 
-// --- split-K workspace -----------------------------------------------------------------------
-// With SPLIT_K > 1 the grid's z index is the K slice. args.workspace holds, in int32 words, one
-// block per output tile t = blockIdx.y * gridDim.x + blockIdx.x: an arrival counter padded to
-// 32 words (128 bytes), then SPLIT_K partial accumulator tiles of BM * BN words, stored in the
-// threads' register order (word e * THREADS + tid), which only the same kernel reads back.
-// A tile's block sits at the same place for every M (gridDim.x is fixed by N), so one zeroed
-// workspace serves one kernel for all M; the last slice to arrive resets its tile's counter.
-// Two different kernels must not share a workspace (one's partials would be the other's
-// counters).
-constexpr long long kSplitkCounterWords = 32;
-I8G_HD constexpr long long splitk_tile_words(int split_k, int bm, int bn) {
-  return kSplitkCounterWords + (long long)split_k * bm * bn;
-}
-I8G_HD constexpr long long splitk_workspace_words(long long tiles, int split_k, int bm, int bn) {
-  return split_k > 1 ? tiles * splitk_tile_words(split_k, bm, bn) : 0;
-}
-
 }  // namespace mma
 }  // namespace i8g
 

@@ -13,12 +13,13 @@
 // Tails: rows past M or N and chunks past K are zero-filled by cp.async's src-size = 0 (a zero
 // adds nothing to the dot product); K must be a multiple of 16 so a chunk is never partial
 // (and N too for [K,N] weights, whose chunks run along n). Split-K (SPLIT_K > 1, grid z =
-// slice) sums the slices' int32 tiles exactly before the epilogue (splitk_reduce).
+// slice) sums the slices' int32 tiles exactly before the epilogue (splitk_reduce, splitk.cuh).
 // Output stores are guarded per element. The epilogue is epilogue.cuh's, element by element,
 // so results are bit-identical to simt_dp4a and the CPU reference.
 #pragma once
 #include "epilogue.cuh"
 #include "mma_frag.h"
+#include "splitk.cuh"
 #include "tile_copy.cuh"
 
 namespace i8g {
@@ -38,48 +39,6 @@ __device__ __forceinline__ void mma_s8(int (&c)[4], const unsigned (&a)[4], unsi
       "{%8, %9}, {%0, %1, %2, %3};\n"
       : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// Split-K: every slice of a tile stores its accumulators (V int4 per thread) into its own
-// partial tile of the workspace (layout: mma_frag.h), then counts itself in with one atomic.
-// The slice that arrives last adds the others' partials to its own registers, resets the
-// counter for the next launch and returns true: it runs the epilogue. Integer adds commute,
-// so the sum is exact and the same whatever the arrival order. The fence before the count
-// publishes the partials (the CUDA guide's "last block" reduction pattern); the last slice
-// reads them with ld.global.cg (L2), never through a possibly stale L1 line.
-template <int V, int THREADS, int SPLIT_K, int BM, int BN>
-__device__ __forceinline__ bool splitk_reduce(int* ws, int* acc, int tid, int* flag) {
-  const long long tile = (long long)blockIdx.y * gridDim.x + blockIdx.x;
-  int* block = ws + tile * mma::splitk_tile_words(SPLIT_K, BM, BN);
-  int4* parts = reinterpret_cast<int4*>(block + mma::kSplitkCounterWords);
-  int4* mine = parts + (long long)blockIdx.z * (BM * BN / 4) + tid;
-#pragma unroll
-  for (int v = 0; v < V; ++v)
-    __stcg(mine + v * THREADS, make_int4(acc[4 * v], acc[4 * v + 1], acc[4 * v + 2], acc[4 * v + 3]));
-  __threadfence();
-  __syncthreads();  // every thread's partial is stored and fenced; the ring is no longer read
-  if (tid == 0) {
-    const int arrived = atomicAdd(block, 1);
-    *flag = arrived == SPLIT_K - 1;
-    if (arrived == SPLIT_K - 1) *block = 0;  // no other slice touches it again this launch
-  }
-  __syncthreads();
-  if (!*flag) return false;
-  __threadfence();
-#pragma unroll 1
-  for (int z = 0; z < SPLIT_K; ++z) {
-    if (z == int(blockIdx.z)) continue;
-    const int4* other = parts + (long long)z * (BM * BN / 4) + tid;
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      const int4 q = __ldcg(other + v * THREADS);
-      acc[4 * v] += q.x;
-      acc[4 * v + 1] += q.y;
-      acc[4 * v + 2] += q.z;
-      acc[4 * v + 3] += q.w;
-    }
-  }
-  return true;
 }
 
 // ---- [K,N] weights -------------------------------------------------------------------------
@@ -256,8 +215,13 @@ __global__ void __launch_bounds__(32 * WM * WN)
   }
   cp_async_wait<0>();  // only empty groups can remain; leave nothing in flight at exit
   if constexpr (SPLIT_K > 1) {
-    if (!splitk_reduce<MT * NT, THREADS, SPLIT_K, BM, BN>(args.workspace, &acc[0][0][0], tid,
-                                                           reinterpret_cast<int*>(smem)))
+    // The whole block is one reduction group; tile blockIdx.y * gridDim.x + blockIdx.x.
+    int* block = args.workspace + ((long long)blockIdx.y * gridDim.x + blockIdx.x) *
+                                      splitk::tile_words(SPLIT_K, BM, BN);
+    if (!splitk_reduce<MT * NT, THREADS, SPLIT_K>(&acc[0][0][0], block,
+                                                  reinterpret_cast<int4*>(block + splitk::kCounterWords),
+                                                  BM * BN / 4, int(blockIdx.z), tid,
+                                                  [](bool p) { return __syncthreads_or(p) != 0; }))
       return;  // another slice finishes this tile
   }
 

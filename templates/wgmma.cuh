@@ -148,20 +148,27 @@ __device__ __forceinline__ unsigned pack_half2(float lo, float hi) {
   return d;
 }
 
-// The column operands (scale, bias, colsum) of CH column groups from j0: the two columns each
-// group holds for thread t, zero past N.
+// The column operands (scale, bias, colsum) of CH column groups: the two columns each group
+// holds for one thread.
+template <int CH>
+struct ColChunk {
+  float sw[CH][2], b[CH][2];
+  int colsum[CH][2];
+};
+// Thread t's operands of the CH column groups from j0, zero past N.
 template <int CH, int WSC, int OUT, int BIAS, int ASYM>
-__device__ __forceinline__ void load_col_chunk(const I8gArgs& args, long long n0, long long N, int j0, int t,
-                                               float (&sw)[CH][2], float (&b)[CH][2], int (&colsum)[CH][2]) {
+__device__ __forceinline__ ColChunk<CH> load_col_chunk(const I8gArgs& args, long long n0, long long N, int j0, int t) {
+  ColChunk<CH> c;
 #pragma unroll
   for (int jj = 0; jj < CH; ++jj)
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const long long n = n0 + wg::d_col(t, 4 * (j0 + jj) + e);
-      sw[jj][e] = b[jj][e] = 0.0f;
-      colsum[jj][e] = 0;
-      if (n < N) load_col_operands<WSC, OUT, BIAS, ASYM>(args, n, sw[jj][e], b[jj][e], colsum[jj][e]);
+      c.sw[jj][e] = c.b[jj][e] = 0.0f;
+      c.colsum[jj][e] = 0;
+      if (n < N) load_col_operands<WSC, OUT, BIAS, ASYM>(args, n, c.sw[jj][e], c.b[jj][e], c.colsum[jj][e]);
     }
+  return c;
 }
 
 // Column groups per chunk of loaded column operands: as many as the register budget allows.
@@ -195,9 +202,7 @@ __device__ __forceinline__ void store_interior(const I8gArgs& args, int (&acc)[M
     }
 #pragma unroll
   for (int j0 = 0; j0 < J; j0 += CH) {
-    float sw[CH][2], b[CH][2];
-    int colsum[CH][2];
-    load_col_chunk<CH, WSC, OUT, BIAS, ASYM>(args, n0, N, j0, t, sw, b, colsum);
+    const ColChunk<CH> op = load_col_chunk<CH, WSC, OUT, BIAS, ASYM>(args, n0, N, j0, t);
 #pragma unroll
     for (int jj = 0; jj < CH; jj += 2)
 #pragma unroll
@@ -211,8 +216,8 @@ __device__ __forceinline__ void store_interior(const I8gArgs& args, int (&acc)[M
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
               a[g][e] = acc[i][4 * (j0 + jj + g) + 2 * h + e];
-              y[g][e] = epilogue_value<OUT, BIAS, ASYM>(a[g][e], sx[i][h], zp[i][h], sw[jj + g][e], b[jj + g][e],
-                                                        colsum[jj + g][e]);
+              y[g][e] = epilogue_value<OUT, BIAS, ASYM>(a[g][e], sx[i][h], zp[i][h], op.sw[jj + g][e], op.b[jj + g][e],
+                                                        op.colsum[jj + g][e]);
             }
           if constexpr (WIDE) {
             // Columns 8j..8j+15 of the row (j = j0 + jj): even lanes keep group j's pair and take
@@ -266,9 +271,7 @@ __device__ __forceinline__ void store_fragments(const I8gArgs& args, int (&acc)[
   const bool pairs = N % 2 == 0 && out_addr % (2 * out_bytes<OUT>()) == 0;
 #pragma unroll
   for (int j0 = 0; j0 < J; j0 += CH) {
-    float sw[CH][2], b[CH][2];
-    int colsum[CH][2];
-    load_col_chunk<CH, WSC, OUT, BIAS, ASYM>(args, n0, N, j0, t, sw, b, colsum);
+    const ColChunk<CH> op = load_col_chunk<CH, WSC, OUT, BIAS, ASYM>(args, n0, N, j0, t);
 #pragma unroll
     for (int jj = 0; jj < CH; ++jj) {
       const int j = j0 + jj;
@@ -280,8 +283,8 @@ __device__ __forceinline__ void store_fragments(const I8gArgs& args, int (&acc)[
           const long long m = row0 + i * wg::kM + wg::d_row(t, 2 * h);
           if (m >= M || n >= N) continue;
           int a0 = acc[i][4 * j + 2 * h], a1 = acc[i][4 * j + 2 * h + 1];
-          const float y0 = epilogue_value<OUT, BIAS, ASYM>(a0, sx[i][h], zp[i][h], sw[jj][0], b[jj][0], colsum[jj][0]);
-          const float y1 = epilogue_value<OUT, BIAS, ASYM>(a1, sx[i][h], zp[i][h], sw[jj][1], b[jj][1], colsum[jj][1]);
+          const float y0 = epilogue_value<OUT, BIAS, ASYM>(a0, sx[i][h], zp[i][h], op.sw[jj][0], op.b[jj][0], op.colsum[jj][0]);
+          const float y1 = epilogue_value<OUT, BIAS, ASYM>(a1, sx[i][h], zp[i][h], op.sw[jj][1], op.b[jj][1], op.colsum[jj][1]);
           if (pairs && n + 1 < N) {
             store_out2<OUT>(args.out, m * N + n, a0, a1, y0, y1);
           } else {

@@ -1,7 +1,6 @@
 // wgmma_tma: Hopper (sm_90a) int8 x int8 -> int32 GEMM with the fused epilogue, fed by TMA,
-// warp-specialized and persistent. EXPERIMENTAL: compiled and CPU-checked, not yet run on a
-// GPU; offered only behind Target::experimental_wgmma, and every candidate is verified
-// bit-exact by the tuner before it is timed (docs/wgmma_tma.md).
+// warp-specialized and persistent: the untuned default on sm_90a from M = 64 up, exact on the
+// H200 (docs/wgmma_tma.md has the design and the measurements).
 //
 // A block is three warpgroups (384 threads, one block per SM):
 //   warpgroup 0  the producer: lowers its registers to 40 (setmaxnreg), and one thread issues
@@ -25,7 +24,10 @@
 // order (GROUP_M tiles of one dimension at a time, walking the other, so that the blocks running
 // together share x and w in L2): groups of tile columns when M < N (each group re-reads x, the
 // smaller operand), else groups of tile rows (wgmma_frag.h, grouped_tile).
-// Producer and consumers walk the same tiles and K tiles, so their ring positions agree.
+// Split-K (SPLIT_K > 1, for shapes with fewer tiles than SMs): the walk is over units, K slices
+// of tiles (tma::unit_of), and each consumer's rows of a unit meet the other slices' in the
+// workspace (splitk.cuh; the last slice to arrive runs the epilogue). Producer and consumers
+// walk the same units and K tiles, so their ring positions agree.
 //
 // Clusters (CM = 2, the config's cm2; NOT YET RUN ON A GPU): the grid is clusters of two blocks
 // along M, launched with the cluster attribute. The two blocks of a cluster walk the same work
@@ -44,6 +46,7 @@
 // stage expects STAGE_BYTES and tails need no code here; the epilogue guards its stores.
 #pragma once
 #include "epilogue.cuh"
+#include "splitk.cuh"
 #include "wgmma.cuh"  // wgmma_s8, the wgmma fences and the descriptor/fragment maps
 
 namespace i8g {
@@ -176,9 +179,48 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
+// A work unit: one K slice of one tile. Unit u of tiles * SPLIT_K is slice u % SPLIT_K of tile
+// u / SPLIT_K, so the slices of a tile are neighbours in the walk: they run at the same time on
+// neighbouring blocks, the partials the last one reads back were just written (in L2), and the
+// blocks running together still cover a compact group of tiles (GROUP_M), each over all of K.
+// The slice's K tiles are [k0, k0 + n), balanced: n is floor or ceil of ktiles / SPLIT_K, never
+// 0 when SPLIT_K <= ktiles (the generator refuses more slices than K tiles: an empty unit would
+// never arrive on its ping-pong turn barrier). SPLIT_K = 1: the tile itself, all of K.
+struct Unit {
+  int tile, slice, k0, n;
+};
+template <int SPLIT_K>
+__device__ __forceinline__ Unit unit_of(int u, int ktiles) {
+  Unit w;
+  w.tile = u / SPLIT_K;
+  w.slice = u - w.tile * SPLIT_K;
+  w.k0 = w.slice * ktiles / SPLIT_K;
+  w.n = (w.slice + 1) * ktiles / SPLIT_K - w.k0;
+  return w;
+}
+
+// A barrier over the THREADS threads that use named barrier `id` (one consumer warpgroup; the
+// producer warpgroup has returned, so __syncthreads would hang), returning whether any of them
+// passed true.
+template <int THREADS>
+__device__ __forceinline__ bool group_or(int id, bool p) {
+  unsigned any;
+  asm volatile(
+      "{\n"
+      ".reg .pred p, q;\n"
+      "setp.ne.u32 p, %1, 0;\n"
+      "bar.red.or.pred q, %2, %3, p;\n"
+      "selp.u32 %0, 1, 0, q;\n"
+      "}\n"
+      : "=r"(any)
+      : "r"(unsigned(p)), "r"(id), "n"(THREADS)
+      : "memory");
+  return any != 0;
+}
+
 }  // namespace tma
 
-template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, long long N_, long long K_, int ACT, int WSC,
+template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int SPLIT_K, long long N_, long long K_, int ACT, int WSC,
           int OUT, int BIAS, int ASYM>
 __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     wgmma_tma_kernel(const __grid_constant__ I8gArgs args, const __grid_constant__ tma::Desc xmap,
@@ -199,6 +241,8 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   static_assert(MI * R <= 128, "at most 128 accumulator registers per consumer thread");
   static_assert(STAGES >= 2 && STAGES <= 8, "2 to 8 pipeline stages");
   static_assert(GROUP_M >= 1, "GROUP_M >= 1");
+  static_assert(SPLIT_K >= 1 && SPLIT_K <= splitk::kMaxSplit, "1 to 16 K slices");
+  static_assert(CM == 1 || SPLIT_K == 1, "a cluster config does not split K");
   static_assert(K_ % 16 == 0, "K must be a multiple of 16 (the tensor map's row stride)");
   static_assert(A_BYTES % wg::kAtomBytes == 0 && STAGE_BYTES % wg::kAtomBytes == 0 && W_BOX_BYTES % wg::kAtomBytes == 0,
                 "every tile, and each block's share of the w tile, starts on a 1024-byte boundary (the 128B "
@@ -225,18 +269,35 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   const int role = threadIdx.x / wg::kWarpgroup;  // 0 producer, 1 and 2 consumers
   const int t = threadIdx.x % wg::kWarpgroup;
 
-  // Work units (wgmma_frag.h, unit_tile): the CM blocks of a cluster walk the same units, a
-  // unit being CM tiles of one tile column, the block of rank r taking the unit's r-th tile
-  // row. So they load the same w tile and the same number of K tiles, in lock step (the
-  // multicast and the shared empty barriers need it). When CM does not divide tiles_m, the last
-  // unit row's rank-1 tile lies past M: that block loads and computes as its partner does and
-  // stores nothing. CM = 1: a unit is a tile, a "cluster" a block.
+  // Work units. With a cluster (CM = 2; wgmma_frag.h, unit_tile) the CM blocks of a cluster walk
+  // the same units, a unit being CM tiles of one tile column, the block of rank r taking the
+  // unit's r-th tile row. So they load the same w tile and the same number of K tiles, in lock
+  // step (the multicast and the shared empty barriers need it). When CM does not divide
+  // tiles_m, the last unit row's rank-1 tile lies past M: that block loads and computes as its
+  // partner does and stores nothing. With split-K (tma::unit_of) a unit is one K slice of a
+  // tile; otherwise a tile, and a "cluster" a block. Never both.
   const unsigned rank = CM > 1 ? tma::cluster_rank() : 0u;
   const int cluster = CM > 1 ? int(tma::cluster_index()) : int(blockIdx.x);
   const int clusters = CM > 1 ? int(tma::cluster_count()) : int(gridDim.x);
-  const int units = wg::cluster_units_m(tiles_m, CM) * tiles_n;
-  auto unit_tile = [&](int unit, int& tm, int& tn) {
-    wg::unit_tile(unit, int(rank), tiles_m, tiles_n, GROUP_M, CM, along_n, tm, tn);
+  const int units = CM > 1 ? wg::cluster_units_m(tiles_m, CM) * tiles_n : tiles_m * tiles_n * SPLIT_K;
+  struct Work {
+    int tm, tn;       // this block's tile
+    int tile, slice;  // split-K: the tile's index in the grouped order and the slice
+    int k0, n;        // the unit's K tiles [k0, k0 + n)
+  };
+  auto work_of = [&](int u) {
+    Work w{0, 0, 0, 0, 0, ktiles};
+    if constexpr (CM > 1) {
+      wg::unit_tile(u, int(rank), tiles_m, tiles_n, GROUP_M, CM, along_n, w.tm, w.tn);
+    } else {
+      const tma::Unit s = tma::unit_of<SPLIT_K>(u, ktiles);
+      wg::grouped_tile(s.tile, tiles_m, tiles_n, GROUP_M, along_n, w.tm, w.tn);
+      w.tile = s.tile;
+      w.slice = s.slice;
+      w.k0 = s.k0;
+      w.n = s.n;
+    }
+    return w;
   };
 
   if (threadIdx.x == 0) {
@@ -264,9 +325,9 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     if (t != 0) return;
     int stage = 0;
     unsigned phase = 0;
-    for (int unit = cluster; unit < units; unit += clusters) {
-      int tm, tn;
-      unit_tile(unit, tm, tn);
+    for (int u = cluster; u < units; u += clusters) {
+      const Work w = work_of(u);
+      const int tm = w.tm, tn = w.tn;
       // Box origins. With a cluster a box could lie wholly past the tensor (the rank-1 tile of
       // an odd tiles_m; the second half of a last tile column past N); such a box is clamped
       // into it, so that every box overlaps the tensor as without clusters. What it brings is
@@ -274,7 +335,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
       const int x_row = CM > 1 && tm >= tiles_m ? (tiles_m - 1) * BM : tm * BM;
       int w_row = tn * BN + int(rank) * W_ROWS;
       if (CM > 1 && w_row >= N) w_row = int(N) - 1;
-      for (int kt = 0; kt < ktiles; ++kt) {
+      for (int kt = w.k0; kt < w.k0 + w.n; ++kt) {
         tma::mbar_wait(empty(stage), phase ^ 1u);
         // Each block expects all STAGE_BYTES on its own full barrier: its x box, its w share and
         // the other block's w share, whose bytes may land before this arrive (the barrier's tx
@@ -309,21 +370,21 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   int acc[MI][R];
   int stage = 0;
   unsigned phase = 0;
-  // Ping-pong: skip `n` K tiles of the ring (the other consumer's tile).
-  auto skip = [&](int n) {
-    const int to = stage + n;
+  // Ping-pong: skip the K tiles of unit u in the ring (the other consumer's unit).
+  auto skip = [&](int u) {
+    const int to = stage + work_of(u).n;
     phase ^= unsigned(to / STAGES) & 1u;
     stage = to % STAGES;
   };
-  if (PP && c == 1) skip(ktiles);
+  if (PP && c == 1) skip(cluster);
   const int first = PP ? cluster + c * clusters : cluster;
   const int step = PP ? 2 * clusters : clusters;
-  unsigned turns = 0;  // ping-pong: tiles this consumer has started
-  for (int unit = first; unit < units; unit += step, ++turns) {
-    int tm, tn;
-    unit_tile(unit, tm, tn);
-    // Ping-pong: wait for the other consumer's last K tile of the tile before this one (consumer
-    // 0's first tile has none). Its n-th signal completes phase n of our turn barrier.
+  unsigned turns = 0;  // ping-pong: units this consumer has started
+  for (int u = first; u < units; u += step, ++turns) {
+    const Work w = work_of(u);
+    const int tm = w.tm, tn = w.tn;
+    // Ping-pong: wait for the other consumer's last K tile of the unit before this one (consumer
+    // 0's first unit has none). Its n-th signal completes phase n of our turn barrier.
     if (PP && (c == 1 || turns > 0)) tma::mbar_wait(turn(c), (c == 1 ? turns : turns - 1) & 1u);
     // No group is in flight here (wait_group 0 ended the last tile), so zeroing is safe.
 #pragma unroll
@@ -331,9 +392,9 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
 #pragma unroll
       for (int r = 0; r < R; ++r) acc[i][r] = 0;
     int held = -1;  // the stage whose wgmma group may still be reading it
-    for (int kt = 0; kt < ktiles; ++kt) {
+    for (int kt = 0; kt < w.n; ++kt) {
       tma::mbar_wait(full(stage), phase);
-      if (PP && kt == ktiles - 1 && t == 0) tma::mbar_arrive(turn(1 - c));  // the other may start
+      if (PP && kt == w.n - 1 && t == 0) tma::mbar_arrive(turn(1 - c));  // the other may start
       const unsigned sa = base + unsigned(stage) * STAGE_BYTES + unsigned(PP ? 0 : c * RM * BK);
       const unsigned sb = base + unsigned(stage) * STAGE_BYTES + A_BYTES;
       mma_k_tile<MI, BN>(acc, sa, sb);
@@ -351,7 +412,20 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
 #pragma unroll
     for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
     if (t == 0) release(held);
-    if (PP) skip(ktiles);  // the other consumer's next tile
+    if (PP) skip(u + clusters);  // the other consumer's next unit
+
+    if constexpr (SPLIT_K > 1) {
+      // This consumer's rows of the tile are one reduction group (cooperative: half h = c of the
+      // tile, with its own counter, so the two halves finish independently; ping-pong: the whole
+      // tile). Named barrier 1 + c: this warpgroup only.
+      const int h = PP ? 0 : c;
+      int* block = args.workspace + (long long)w.tile * splitk::tile_words(SPLIT_K, BM, BN);
+      int4* parts = reinterpret_cast<int4*>(block + splitk::kCounterWords) + h * (RM * BN / 4);
+      auto group_or = [&](bool p) { return tma::group_or<wg::kWarpgroup>(1 + c, p); };
+      if (!splitk_reduce<MI * R / 4, wg::kWarpgroup, SPLIT_K>(&acc[0][0], block + h, parts, BM * BN / 4, w.slice, t,
+                                                               group_or))
+        continue;  // another slice finishes these rows
+    }
 
     // Epilogue: register r of instruction i holds row c*RM + 64*i + d_row(t, r) and column
     // d_col(t, r) of the tile (wgmma_frag.h), as in the wgmma family. A cluster's tile past the

@@ -54,7 +54,7 @@ void close_fd(int& fd) {
 
 }  // namespace
 
-std::string find_helper(const std::string& name, const HelperOverride& chosen, const std::string& build_path) {
+std::string find_helper(const std::string& name, const HelperOverride& chosen) {
   if (!chosen.path.empty()) {
     if (executable(chosen.path)) return chosen.path;
     throw Error(name, fmt::format("{}={} is not an executable file", chosen.variable, chosen.path));
@@ -71,10 +71,6 @@ std::string find_helper(const std::string& name, const HelperOverride& chosen, c
   if (::dladdr(reinterpret_cast<void*>(&find_helper), &info) && info.dli_fname && std::strchr(info.dli_fname, '/'))
     if (std::string p = candidate(dir_of(real(info.dli_fname))); !p.empty()) return p;
   if (std::string p = candidate(dir_of(real("/proc/self/exe"))); !p.empty()) return p;
-  if (!build_path.empty()) {
-    tried.push_back(build_path);
-    if (executable(build_path)) return build_path;
-  }
   std::string list;
   for (const std::string& t : tried) list += (list.empty() ? "" : ", ") + t;
   throw Error(name, fmt::format("the helper executable {} was not found (looked at: {}); install it next to the "

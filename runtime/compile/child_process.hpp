@@ -18,9 +18,9 @@ struct HelperOverride {
 
 // The helper executable `name`: the chosen path when set (which must then name an executable
 // file), else the first executable found next to the module holding this code (the shared
-// library or the program, via dladdr), next to /proc/self/exe, or at `build_path` (this build
-// tree's copy). Throws Error listing every place it looked.
-std::string find_helper(const std::string& name, const HelperOverride& chosen, const std::string& build_path);
+// library or the program, via dladdr) or next to /proc/self/exe; never a path baked in at build
+// time. Throws Error listing every place it looked.
+std::string find_helper(const std::string& name, const HelperOverride& chosen);
 
 // Spawns `exe` with `args` (argv[1..]), writes `request` to its stdin and closes it, and collects
 // its stdout and stderr. The answer must start with `magic`, then 'O' and the payload (returned)

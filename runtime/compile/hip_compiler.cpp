@@ -16,9 +16,6 @@
 #include "runtime/compile/child_process.hpp"
 #include "runtime/compile/hiprtc_work.hpp"
 
-#ifndef I8G_HIPRTC_WORKER_BUILD_PATH
-#define I8G_HIPRTC_WORKER_BUILD_PATH ""
-#endif
 
 namespace i8g {
 namespace {
@@ -26,8 +23,7 @@ namespace {
 #ifdef I8G_HAVE_HIP
 // One request to a fresh worker process.
 std::string ask_worker(const std::string& what, const std::string& request) {
-  const std::string exe = find_helper("i8gemm_hiprtc_worker", {options().hiprtc_worker, "I8GEMM_HIPRTC_WORKER"},
-                                      I8G_HIPRTC_WORKER_BUILD_PATH);
+  const std::string exe = find_helper("i8gemm_hiprtc_worker", {options().hiprtc_worker, "I8GEMM_HIPRTC_WORKER"});
   return run_helper(what, exe, {"--serve"}, request, hiprtc_work::kAnswerMagic);
 }
 #endif

@@ -78,8 +78,7 @@ std::string find_nvdisasm(std::string* note) {
       if (!dir.empty() && executable_file(dir + "/nvdisasm")) return dir + "/nvdisasm";
   }
   if (executable_file("/usr/local/cuda/bin/nvdisasm")) return "/usr/local/cuda/bin/nvdisasm";
-  if (executable_file(I8G_NVDISASM_DEFAULT)) return I8G_NVDISASM_DEFAULT;
-  if (note) *note = "nvdisasm not found (I8GEMM_NVDISASM, PATH, /usr/local/cuda/bin, build-time path)";
+  if (note) *note = "nvdisasm not found (I8GEMM_NVDISASM, PATH, /usr/local/cuda/bin)";
   return {};
 }
 

@@ -100,6 +100,40 @@ TEST(CacheFiles, NewerSchemaIsRefusedWithBothVersions) {
   }
 }
 
+// A refused file is left as found, sidecars included: a read-only handle cannot checkpoint, so
+// SQLite would leave the -wal and -shm it created beside a WAL-mode database it then refuses
+// (issue 14, item 9). Both modes, another application's database and a newer schema; a -wal
+// that was already there (someone else's) stays.
+TEST(CacheFiles, ARefusedDatabaseGetsNoWalOrShmBesideIt) {
+  TempDir dir;
+  auto exists = [](const std::string& p) { return access(p.c_str(), F_OK) == 0; };
+  const std::string other = dir.file("other.sqlite");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(other.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA journal_mode = WAL; CREATE TABLE notes(t TEXT);", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  ASSERT_FALSE(exists(other + "-wal"));
+  const std::string newer = dir.file("newer.sqlite");
+  { Cache c(newer, Cache::Mode::read_write); }
+  ASSERT_EQ(sqlite3_open(newer.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 9", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  ASSERT_FALSE(exists(newer + "-wal"));
+  for (const std::string& path : {other, newer})
+    for (Cache::Mode mode : {Cache::Mode::read_only, Cache::Mode::read_write}) {
+      const std::string bytes = read_bytes(path);
+      EXPECT_THROW(Cache(path, mode), Error) << path;
+      EXPECT_FALSE(exists(path + "-wal")) << path;
+      EXPECT_FALSE(exists(path + "-shm")) << path;
+      EXPECT_EQ(read_bytes(path), bytes) << path;
+    }
+  // Sidecars that were there before the open are not this open's to remove.
+  write_bytes(other + "-wal", "");
+  EXPECT_THROW(Cache(other, Cache::Mode::read_only), Error);
+  EXPECT_TRUE(exists(other + "-wal"));
+}
+
 TEST(CacheFiles, TruncatedDatabaseFailsOrAuditsAndIsLeftUnchanged) {
   TempDir dir;
   std::string path = dir.file("c.sqlite");

@@ -113,8 +113,8 @@ TEST(FamilyTable, NamesListOnlyTheFieldsTheFamilyUses) {
                                      std::pair{Family::mma_sync, "bm32_bn32_bk128_wm2_wn2_s4_sk3"},
                                      std::pair{Family::mfma, "bm128_bn128_bk64_ins32_wm2_wn2_s2_v16"},
                                      std::pair{Family::wgmma, "bm128_bn128_bk128_wg1_s4"},
-                                     std::pair{Family::wgmma_tma, "bm64_bn128_bk128_wg2_s8_sc2"},
-                                     std::pair{Family::wgmma_tma, "bm128_bn128_bk128_wg2_s6_sc2_cm2"}})
+                                     std::pair{Family::wgmma_tma, "bm64_bn128_bk128_wg2_s8_sc2_sk1"},
+                                     std::pair{Family::wgmma_tma, "bm128_bn128_bk128_wg2_s6_sc2_sk1_cm2"}})
     EXPECT_EQ(KernelConfig::parse(family, text).to_string(), text);
   const KernelConfig mma = KernelConfig::parse(Family::mma_sync, "bm32_bn32_bk128_wm2_wn2_s4_sk3");
   EXPECT_EQ(mma.warps_m, 2);
@@ -180,6 +180,7 @@ TEST(FamilyTable, OnlyFamiliesThatSplitKHaveSplitCandidates) {
           EXPECT_EQ(c.split_k, 1) << f->name;
         }
   EXPECT_TRUE(family_info(Family::mma_sync).splits_k);
+  EXPECT_TRUE(family_info(Family::wgmma_tma).splits_k);
 }
 
 TEST(FamilyTable, TheUntunedDefaultComesFromARankedFamily) {
@@ -195,7 +196,8 @@ TEST(FamilyTable, TheUntunedDefaultComesFromARankedFamily) {
 // Before the family table each cost model had its own blocks-per-SM count; these are the
 // defaults they chose (family:config at M = 1, 16, 256, 4096; the same for [K,N] weights),
 // unchanged now that the cost models count occupancy through core/occupancy.hpp. Since then
-// sm_90a's [N,K] problems take the TMA ping-pong family from M = 64 up (`nk`, where given).
+// sm_90a's [N,K] problems take the TMA ping-pong family from M = 64 up (`nk`, where given),
+// its tile by the wave-count rule of family_wgmma_tma.cpp.
 TEST(FamilyTable, Tp4UntunedDefaultsAreUnchanged) {
   struct Row {
     const char* arch;
@@ -208,22 +210,22 @@ TEST(FamilyTable, Tp4UntunedDefaultsAreUnchanged) {
        {"mma_sync:bm32_bn32_bk128_wm2_wn2_s4_sk3", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk6",
         "mma_sync:bm64_bn64_bk128_wm2_wn2_s4_sk3", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
        {"mma_sync:bm32_bn32_bk128_wm2_wn2_s4_sk3", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk6",
-        "wgmma_tma:bm64_bn128_bk128_wg2_s8_sc2", "wgmma_tma:bm64_bn256_bk128_wg2_s5_sc2"}},
+        "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2_sk1"}},
       {"sm_90a", {4096, 2048},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4",
         "mma_sync:bm64_bn64_bk64_wm2_wn2_s4_sk1", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4",
-        "wgmma_tma:bm64_bn128_bk128_wg2_s8_sc2", "wgmma_tma:bm64_bn256_bk128_wg2_s5_sc2"}},
+        "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2_sk1"}},
       {"sm_90a", {768, 4096},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16", "mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16",
         "mma_sync:bm64_bn64_bk128_wm2_wn2_s4_sk8", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16", "mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16",
-        "wgmma_tma:bm64_bn64_bk128_wg2_s8_sc2", "wgmma_tma:bm64_bn256_bk128_wg2_s5_sc2"}},
+        "wgmma_tma:bm64_bn64_bk128_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2_sk1"}},
       {"sm_90a", {4096, 384},
        {"mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1", "mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1",
         "mma_sync:bm64_bn64_bk64_wm2_wn2_s4_sk1", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
        {"mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1", "mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1",
-        "wgmma_tma:bm64_bn128_bk128_wg2_s8_sc2", "wgmma_tma:bm64_bn256_bk128_wg2_s5_sc2"}},
+        "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2_sk1"}},
       {"sm_80", {2560, 4096},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk8", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk8",
         "mma_sync:bm64_bn64_bk128_wm2_wn2_s4_sk2", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"}},

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -144,6 +145,13 @@ class DeviceGemm {
   int64_t m_;
   size_t out_size_;
 };
+
+// One step of a repeated-run or graph-replay test: new random activations and per-row
+// operands for m rows uploaded into d in place (the weights and their scales stay `h`'s),
+// poison, `launch` on s (an eager run or a graph launch of d's addresses), sync, and the
+// comparison with the reference of what was uploaded (empty when exact).
+std::string rerun_with_new_activations(const i8gemm_problem& p, int64_t m, const HostOperands& h, DeviceGemm& d,
+                                       const Stream& s, std::mt19937& rng, const std::function<void()>& launch);
 
 // Stores a tuned winner `candidate` ("cublaslt:algo=0" or a kernel name) for p covering every M
 // up to m_bucket, under the key prepare computes on device 0 and this toolchain.

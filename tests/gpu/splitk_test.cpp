@@ -1,15 +1,17 @@
-// Split-K (mma_sync with SPLIT_K > 1): the slices' int32 partials meet in a per-prepare
-// workspace and the last slice to arrive runs the epilogue. These tests pin that the engine
-// really picks split-K where they say so (the kernel name carries _sk<s>), that the result is
-// bit-exact for every epilogue option, that back-to-back runs and graph replays stay exact
-// (each launch leaves its arrival counters at zero for the next), and that a run captured in a
-// graph still adds exactly one node (the workspace is cleared once, at prepare).
+// Split-K (mma_sync with SPLIT_K > 1; wgmma_tma's also in wgmma_tma_test): the slices' int32
+// partials meet in a per-prepare workspace and the last slice to arrive runs the epilogue.
+// These tests pin that the engine really picks split-K where they say so (the kernel name
+// carries _sk<s>), that the result is bit-exact for every epilogue option, that back-to-back
+// runs and graph replays stay exact (each launch leaves its arrival counters at zero for the
+// next), and that a run captured in a graph still adds exactly one node (the workspace is
+// cleared once, at prepare).
 #include <fmt/format.h>
 
 #include <memory>
 
 #include "core/options.hpp"
 #include "generator/generator.hpp"
+#include "templates/splitk.h"
 #include "runtime/capi/capi_args.hpp"
 #include "runtime/serve/engine.hpp"
 #include "tests/gpu/gpu_support.hpp"
@@ -102,14 +104,7 @@ TEST_F(SplitK, RepeatedRunsAndGraphReplaysStayExact) {
   Stream s;
   DeviceGemm d(shared_ctx(), p, h, s);
   for (int i = 0; i < 20; ++i) {
-    HostOperands next = random_operands(p, M, rng_);
-    next.w = h.w;  // the weights stay; activations and scales change
-    next.w_scale = h.w_scale;
-    d.update(next);
-    d.poison_out(s);
-    run(p, d, M, s);
-    s.sync();
-    const std::string r = compare_outputs(p, M, d.out_bytes(), reference_bytes(p, next));
+    const std::string r = rerun_with_new_activations(p, M, h, d, s, rng_, [&] { run(p, d, M, s); });
     ASSERT_TRUE(r.empty()) << "eager run " << i << ": " << r;
   }
   CUgraph graph = nullptr;
@@ -122,14 +117,8 @@ TEST_F(SplitK, RepeatedRunsAndGraphReplaysStayExact) {
   EXPECT_EQ(nodes, 1u) << "a split-K run is one kernel node (no memset, no second kernel)";
   I8G_CU(cuGraphInstantiateWithFlags(&exec, graph, 0));
   for (int i = 0; i < 20; ++i) {
-    HostOperands next = random_operands(p, M, rng_);
-    next.w = h.w;
-    next.w_scale = h.w_scale;
-    d.update(next);
-    d.poison_out(s);
-    I8G_CU(cuGraphLaunch(exec, s.get()));
-    s.sync();
-    const std::string r = compare_outputs(p, M, d.out_bytes(), reference_bytes(p, next));
+    auto replay = [&] { I8G_CU(cuGraphLaunch(exec, s.get())); };
+    const std::string r = rerun_with_new_activations(p, M, h, d, s, rng_, replay);
     EXPECT_TRUE(r.empty()) << "replay " << i << ": " << r;
   }
   driver().cuGraphExecDestroy(exec);
@@ -138,9 +127,9 @@ TEST_F(SplitK, RepeatedRunsAndGraphReplaysStayExact) {
               nodes);
 }
 
-// Every split-K candidate the tuner would race, launched through an instance of its own (as
-// the autotuner does: a fresh zeroed workspace per kernel), each exact, at M = 1 and a row
-// tail; and every launch leaves its counters at zero.
+// Every split-K candidate the tuner would race (mma_sync's and, on sm_90a, wgmma_tma's),
+// launched through an instance of its own (as the autotuner does: a fresh zeroed workspace per
+// kernel), each exact, at M = 1 and a row tail; and every launch leaves its counters at zero.
 TEST_F(SplitK, EveryCandidateOfATp4ShapeIsExact) {
   const i8gemm_problem p = make_problem(4096, 2048);
   const GemmProblem gp = to_gemm_problem(p);
@@ -169,12 +158,16 @@ TEST_F(SplitK, EveryCandidateOfATp4ShapeIsExact) {
         EXPECT_TRUE(r.empty()) << spec.name() << " M=" << m << " launch " << rep << ": " << r;
         ++ran;
       }
+      // Every tile's counter block (templates/splitk.h; wgmma_tma's cooperative halves count
+      // in words 0 and 1) is back at zero. Tiles, not the grid: wgmma_tma's grid is persistent.
       std::vector<int32_t> words(k.workspace().bytes() / 4);
       k.workspace().download(words.data(), k.workspace().bytes());
-      const LaunchShape l = launch_shape(spec, m);
-      const size_t block = size_t(workspace_bytes(spec, m) / 4) / (size_t(l.grid[0]) * l.grid[1]);
-      for (size_t t = 0; t < size_t(l.grid[0]) * l.grid[1]; ++t)
-        ASSERT_EQ(words[t * block], 0) << spec.name() << ": counter of tile " << t << " not reset";
+      const KernelConfig& sc = spec.config;
+      const size_t tiles = size_t((m + sc.bm - 1) / sc.bm) * size_t((gp.n + sc.bn - 1) / sc.bn);
+      const size_t block = size_t(splitk::tile_words(sc.split_k, sc.bm, sc.bn));
+      for (size_t t = 0; t < tiles; ++t)
+        for (size_t w = 0; w < size_t(splitk::kCounterWords); ++w)
+          ASSERT_EQ(words[t * block + w], 0) << spec.name() << ": counter word " << w << " of tile " << t;
     }
   }
   std::printf("[ figure ] split-K candidates of %s: %d launches exact\n", describe(p).c_str(), ran);
@@ -185,9 +178,10 @@ TEST_F(SplitK, EveryCandidateOfATp4ShapeIsExact) {
 TEST_F(SplitK, AlternatingRowCountsShareOneBucketWorkspace) {
   if (!options().family.empty()) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
   const i8gemm_problem p = make_problem(768, 4096);
-  ASSERT_GT(split_of(prepare(p, 128, 128)), 1) << chosen(p, 128);
+  // Rows below 64: from M = 64 up sm_90a's default is wgmma_tma, which does not split untuned.
+  ASSERT_GT(split_of(prepare(p, 32, 32)), 1) << chosen(p, 32);
   int exact = 0;
-  for (int64_t m : {1, 65, 2, 128, 1, 100, 7, 128, 3}) {
+  for (int64_t m : {1, 17, 2, 32, 1, 25, 7, 32, 3}) {
     const std::string r = run_and_check(p, m);
     EXPECT_TRUE(r.empty()) << chosen(p, m) << " M=" << m << ": " << r;
     exact += r.empty();

@@ -1,13 +1,17 @@
 // The experimental wgmma_tma family on an sm_90a GPU: every candidate bit-exact against the CPU
 // reference over row, column and K tails, every epilogue option, grids with more tiles than SMs
 // (each persistent block walks several tiles, so the ring's phases carry across tiles), repeated
-// launches and a captured graph replayed with new activations. Skips elsewhere.
+// launches and a captured graph replayed with new activations. Split-K configs (tile slices as
+// work units, reduced through the workspace) the same way, and every launch of one must leave
+// the workspace's arrival counters at zero for the next. Skips elsewhere.
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <memory>
+#include <set>
 
 #include "generator/generator.hpp"
+#include "templates/splitk.h"
 #include "runtime/capi/capi_args.hpp"
 #include "runtime/serve/engine.hpp"
 #include "tests/gpu/gpu_support.hpp"
@@ -35,8 +39,32 @@ class WgmmaTma : public GpuTest {
       if (c.family == Family::wgmma_tma) out.push_back({p, c, target_.arch});
     return out;
   }
-  // Launches `spec` over m rows of fresh random operands (twice) and compares each result with
-  // the CPU reference; returns the failures' reports.
+  // The candidates with (split) or without (!split) split-K.
+  std::vector<KernelSpec> specs(const GemmProblem& p, bool split) const {
+    std::vector<KernelSpec> out;
+    for (const KernelSpec& s : specs(p))
+      if ((s.config.split_k > 1) == split) out.push_back(s);
+    return out;
+  }
+  std::vector<KernelSpec> split_specs(const GemmProblem& p) const { return specs(p, true); }
+  // A split-K instance's arrival counters after its launches over m rows: each tile's counter
+  // block (templates/splitk.h) must be back at zero; "" when it is, or the first that is not.
+  static std::string counters_left(const KernelInstance& k, int64_t m) {
+    const KernelConfig& c = k.spec().config;
+    if (c.split_k == 1) return {};
+    std::vector<int32_t> words(k.workspace().bytes() / 4);
+    k.workspace().download(words.data(), k.workspace().bytes());
+    const int64_t tiles = ((m + c.bm - 1) / c.bm) * ((k.spec().problem.n + c.bn - 1) / c.bn);
+    const size_t block = size_t(splitk::tile_words(c.split_k, c.bm, c.bn));
+    for (int64_t t = 0; t < tiles; ++t)
+      for (size_t w = 0; w < size_t(splitk::kCounterWords); ++w)
+        if (words.at(size_t(t) * block + w) != 0)
+          return fmt::format("counter word {} of tile {} is {} after the launch", w, t, words[size_t(t) * block + w]);
+    return {};
+  }
+  // Launches `spec` over m rows of fresh random operands (twice: the second relies on the first
+  // leaving the split-K counters at zero) and compares each result with the CPU reference;
+  // returns the failures' reports.
   std::string check(const i8gemm_problem& p, const KernelSpec& spec, int64_t m) {
     HostOperands h = random_operands(p, m, rng_);
     Stream s;
@@ -54,7 +82,40 @@ class WgmmaTma : public GpuTest {
       const std::string r = compare_outputs(p, m, d.out_bytes(), want);
       if (!r.empty()) failures += fmt::format("{} M={} launch {}: {}\n", spec.name(), m, rep, r);
     }
+    if (const std::string r = counters_left(k, m); !r.empty())
+      failures += fmt::format("{} M={}: {}\n", spec.name(), m, r);
     return failures;
+  }
+  // Captures one launch of `spec` over m rows in a graph and replays it ten times with new
+  // activations (the weights stay), each compared with its own reference; returns how many
+  // replays were exact.
+  int graph_replays_exact(const KernelSpec& spec, int64_t m) {
+    const i8gemm_problem p = make_problem(spec.problem.n, spec.problem.k);
+    HostOperands h = random_operands(p, m, rng_);
+    Stream s;
+    DeviceGemm d(shared_ctx(), p, h, s);
+    const KernelInstance k = engine_->instantiate(spec, m);
+    i8gemm_args c = d.args();
+    c.m = m;
+    const I8gArgs a = args_from_c(&c, "test");
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    I8G_CU(cuStreamBeginCapture(s.get(), CU_STREAM_CAPTURE_MODE_GLOBAL));
+    k.launch(a, s.get());
+    I8G_CU(cuStreamEndCapture(s.get(), &graph));
+    I8G_CU(cuGraphInstantiateWithFlags(&exec, graph, 0));
+    int exact = 0;
+    for (int i = 0; i < 10; ++i) {
+      auto replay = [&] { I8G_CU(cuGraphLaunch(exec, s.get())); };
+      const std::string r = rerun_with_new_activations(p, m, h, d, s, rng_, replay);
+      EXPECT_TRUE(r.empty()) << spec.name() << " replay " << i << ": " << r;
+      exact += r.empty();
+    }
+    driver().cuGraphExecDestroy(exec);
+    driver().cuGraphDestroy(graph);
+    const std::string left = counters_left(k, m);
+    EXPECT_TRUE(left.empty()) << spec.name() << ": " << left;
+    return exact;
   }
   std::unique_ptr<Engine> engine_;
   Target target_;
@@ -73,7 +134,7 @@ TEST_F(WgmmaTma, EveryCandidateIsExactOverTailsAndManyTiles) {
   };
   int runs = 0, exact = 0;
   for (const Case& c : cases)
-    for (const KernelSpec& spec : specs(to_gemm_problem(c.p)))
+    for (const KernelSpec& spec : specs(to_gemm_problem(c.p), false))  // split ones: the test below
       for (int64_t m : c.ms) {
         const std::string r = check(c.p, spec, m);
         EXPECT_TRUE(r.empty()) << r;
@@ -139,44 +200,48 @@ TEST_F(WgmmaTma, ClusterConfigsAreExactOverOddTileRowsAndTails) {
   std::printf("[ figure ] wgmma_tma cm2: %d of %d launches exact\n", exact, runs);
 }
 
-// The first candidate and the last, a 2x1 cluster config (cuLaunchKernelEx with the cluster
+// The first candidate, a split-K one and a 2x1 cluster config (cuLaunchKernelEx with the cluster
 // attribute, captured into the graph as a kernel node with its cluster shape).
 TEST_F(WgmmaTma, GraphReplaysWithNewActivationsStayExact) {
-  const i8gemm_problem p = make_problem(2560, 4096);
-  const std::vector<KernelSpec> all = specs(to_gemm_problem(p));
-  ASSERT_EQ(all.back().config.cluster_m, 2) << all.back().name();
-  for (const KernelSpec& spec : {all.front(), all.back()}) {
-    const int64_t m = 333;
-    HostOperands h = random_operands(p, m, rng_);
-    Stream s;
-    DeviceGemm d(shared_ctx(), p, h, s);
-    const KernelInstance k = engine_->instantiate(spec, m);
-    i8gemm_args c = d.args();
-    c.m = m;
-    const I8gArgs a = args_from_c(&c, "test");
-    CUgraph graph = nullptr;
-    CUgraphExec exec = nullptr;
-    I8G_CU(cuStreamBeginCapture(s.get(), CU_STREAM_CAPTURE_MODE_GLOBAL));
-    k.launch(a, s.get());
-    I8G_CU(cuStreamEndCapture(s.get(), &graph));
-    I8G_CU(cuGraphInstantiateWithFlags(&exec, graph, 0));
-    int exact = 0;
-    for (int i = 0; i < 10; ++i) {
-      HostOperands next = random_operands(p, m, rng_);
-      next.w = h.w;
-      next.w_scale = h.w_scale;
-      d.update(next);
-      d.poison_out(s);
-      I8G_CU(cuGraphLaunch(exec, s.get()));
-      s.sync();
-      const std::string r = compare_outputs(p, m, d.out_bytes(), reference_bytes(p, next));
-      EXPECT_TRUE(r.empty()) << spec.name() << " replay " << i << ": " << r;
-      exact += r.empty();
-    }
-    driver().cuGraphExecDestroy(exec);
-    driver().cuGraphDestroy(graph);
+  const GemmProblem p{2560, 4096};
+  KernelSpec cluster = specs(p).front();
+  for (const KernelSpec& s : specs(p))
+    if (s.config.cluster_m == 2) cluster = s;
+  ASSERT_EQ(cluster.config.cluster_m, 2) << "no cm2 candidate of " << p.key();
+  for (const KernelSpec& spec : {specs(p).front(), split_specs(p).front(), cluster}) {
+    const int exact = graph_replays_exact(spec, 333);
     std::printf("[ figure ] wgmma_tma %s: %d of 10 graph replays exact\n", spec.name().c_str(), exact);
   }
+}
+
+// Split-K: every split candidate over M, N and K tails, M = 1 (one tile row, most slices per
+// tile busy) and a grid with more units than SMs (a block walks several units, its ring and the
+// ping-pong skips carrying across them); each checked twice in a row and for its counters.
+TEST_F(WgmmaTma, SplitKCandidatesAreExactOverTailsAndRepeatedLaunches) {
+  struct Case {
+    i8gemm_problem p;
+    std::vector<int64_t> ms;
+  };
+  const Case cases[] = {
+      {make_problem(2560, 4096), {1, 128, 333}},  // 333 rows: 6 tile rows of 64, units > SMs
+      {make_problem(1000, 4080), {77, 200}},      // N and K tails
+      {make_problem(1001, 4080), {5}},            // odd N
+      {make_problem(768, 4096), {64}},            // 16-way splits
+  };
+  int runs = 0, exact = 0;
+  std::set<int> schedules;
+  for (const Case& c : cases)
+    for (const KernelSpec& spec : split_specs(to_gemm_problem(c.p))) {
+      schedules.insert(spec.config.schedule);
+      for (int64_t m : c.ms) {
+        const std::string r = check(c.p, spec, m);
+        EXPECT_TRUE(r.empty()) << r;
+        runs += 2;
+        exact += r.empty() ? 2 : 0;
+      }
+    }
+  EXPECT_EQ(schedules, (std::set<int>{1, 2})) << "split configs of both schedules";
+  std::printf("[ figure ] wgmma_tma split-K: %d of %d candidate launches exact\n", exact, runs);
 }
 
 }  // namespace

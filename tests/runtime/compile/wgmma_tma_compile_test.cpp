@@ -3,7 +3,8 @@
 // warpgroup MMA (IGMMA), TMA loads (UTMALDG), the register reallocation of warp specialization
 // (USETMAXREG: ptxas honoured setmaxnreg) and no cp.async or mma.sync; ptxas neither serializes
 // the wgmmas nor ignores setmaxnreg. Whether the kernels compute the right thing is for a GPU
-// (tests/gpu/wgmma_tma_test.cpp, and a tune verifies every candidate first).
+// (tests/gpu/wgmma_tma_test.cpp, and a tune verifies every candidate first). Split-K configs
+// compile to the same checks plus the reduction's atomic (ATOMG), which unsplit ones lack.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -33,10 +34,11 @@ int text_count(const std::string& text, const std::string& what) {
   return n;
 }
 
-std::vector<KernelSpec> tma_candidates(const GemmProblem& p) {
+// The family's candidates for p, unsplit ones or split-K ones.
+std::vector<KernelSpec> tma_candidates(const GemmProblem& p, bool split = false) {
   std::vector<KernelSpec> specs;
   for (const KernelConfig& c : candidates(p, hopper()))
-    if (c.family == Family::wgmma_tma) specs.push_back({p, c, "sm_90a"});
+    if (c.family == Family::wgmma_tma && (c.split_k > 1) == split) specs.push_back({p, c, "sm_90a"});
   return specs;
 }
 
@@ -71,6 +73,11 @@ void compile_and_check(const std::vector<KernelSpec>& specs, bool print) {
             EXPECT_LE(text_count(r.sass, "MEMBAR.ALL.GPU"), cluster_arrive) << spec.name();
             EXPECT_LE(text_count(r.sass, "CCTL.IVALL"), cluster_wait) << spec.name();
           }
+          if (spec.config.split_k > 1) {
+            EXPECT_GT(sass_count(r, "ATOMG"), 0) << spec.name() << " has no split-K arrival counter";
+          } else {
+            EXPECT_EQ(sass_count(r, "ATOMG"), 0) << spec.name() << ": unsplit kernels keep no counter";
+          }
         }
         if (print)
           std::cout << spec.name() << ": " << r.registers << " regs, " << shape.dynamic_smem << " B smem, IGMMA="
@@ -92,6 +99,29 @@ TEST(WgmmaTma, EveryCandidateOfTheTp4ShapesCompilesCleanly) {
   for (const GemmProblem& p : {GemmProblem{2560, 4096}, GemmProblem{4096, 384}, GemmProblem{768, 4096}})
     for (const KernelSpec& s : tma_candidates(p)) specs.push_back(s);
   ASSERT_GE(specs.size(), 10u);
+  compile_and_check(specs, true);
+}
+
+// Every split-K candidate of 2560 x 4096 (both schedules), then one split config of each
+// schedule over N and K tails with three epilogues (plain bf16, f32 with bias and zero points,
+// per-tensor scales).
+TEST(WgmmaTma, SplitKCandidatesCompileCleanlyForBothSchedules) {
+  std::vector<KernelSpec> specs = tma_candidates({2560, 4096}, true);
+  std::set<int> schedules;
+  for (const KernelSpec& s : specs) schedules.insert(s.config.schedule);
+  EXPECT_EQ(schedules, (std::set<int>{1, 2}));
+  std::vector<GemmProblem> problems;
+  for (const GemmProblem& p : test::epilogue_option_problems())
+    if ((p.out == OutType::bf16 && !p.bias && !p.asymmetric) || (p.out == OutType::f32 && p.bias && p.asymmetric) ||
+        p.act_scale == ActScale::per_tensor)
+      problems.push_back(p);
+  ASSERT_EQ(problems.size(), 3u);
+  for (const GemmProblem& p : problems) {
+    std::set<int> done;
+    for (const KernelSpec& s : tma_candidates(p, true))
+      if (done.insert(s.config.schedule).second) specs.push_back(s);
+    EXPECT_EQ(done.size(), 2u) << p.key();
+  }
   compile_and_check(specs, true);
 }
 

@@ -1,0 +1,61 @@
+// Split-K's meeting point, shared by mma_sync (a whole block per tile slice, __syncthreads) and
+// wgmma_tma (one consumer warpgroup per tile slice or half tile, named barriers). Layout:
+// splitk.h.
+//
+// Every slice of a tile stores its int32 accumulators into its own partial, then counts itself
+// in with one atomic; the slice that arrives last adds the other slices' partials to its own
+// registers in slice order, resets the counter for the next launch and runs the epilogue.
+// Integer adds are exact and commute, so the sum is the unsplit one, bit for bit, whatever the
+// arrival order. No slice ever waits for another, so no residency or ordering of the blocks can
+// deadlock it.
+//
+// Memory ordering (CUTLASS's split-K semaphore does the same): every thread stores its partial;
+// a barrier over the group; then one thread's __threadfence (fence.sc.gpu, cumulative: it
+// orders the group's stores, which the barrier put before it, at GPU scope) and the atomic add
+// make the release. On the last slice that thread's atomic read then __threadfence is the
+// acquire, and the barrier that broadcasts "last" orders it before every thread's loads, which
+// read L2 (ld.global.cg), never a possibly stale L1 line.
+#pragma once
+#include "splitk.h"
+
+namespace i8g {
+
+// `group_or(p)`: a barrier over exactly the THREADS threads of the group (tid 0..THREADS-1)
+// that returns whether any of them passed true. `acc`: the thread's 4 * V accumulators;
+// `counter`: the group's arrival counter; `parts`: the group's int4s in slice 0's partial,
+// slice z's `slice_int4s * z` further. Returns true on the last slice, its acc then the sum.
+template <int V, int THREADS, int SPLIT_K, class GroupOr>
+__device__ __forceinline__ bool splitk_reduce(int* acc, int* counter, int4* parts, long long slice_int4s, int slice,
+                                              int tid, GroupOr group_or) {
+  int4* mine = parts + slice * slice_int4s + tid;
+#pragma unroll
+  for (int v = 0; v < V; ++v)
+    __stcg(mine + v * THREADS, make_int4(acc[4 * v], acc[4 * v + 1], acc[4 * v + 2], acc[4 * v + 3]));
+  group_or(false);  // every thread's partial is stored
+  bool last = false;
+  if (tid == 0) {
+    __threadfence();  // release: the group's partials before the count
+    last = atomicAdd(counter, 1) == SPLIT_K - 1;
+    if (last) {
+      __threadfence();  // acquire: the other slices' partials after their counts
+      *counter = 0;     // no other slice touches it again this launch
+    }
+  }
+  if (!group_or(last)) return false;
+#pragma unroll 1
+  for (int z = 0; z < SPLIT_K; ++z) {
+    if (z == slice) continue;
+    const int4* other = parts + z * slice_int4s + tid;
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const int4 q = __ldcg(other + v * THREADS);
+      acc[4 * v] += q.x;
+      acc[4 * v + 1] += q.y;
+      acc[4 * v + 2] += q.z;
+      acc[4 * v + 3] += q.w;
+    }
+  }
+  return true;
+}
+
+}  // namespace i8g
