@@ -139,12 +139,13 @@ static_assert(kApplicationId == 1765304165, "the schema text spells the applicat
 
 std::string errno_text() { return std::strerror(errno); }
 
-// Bytes in `path`, 0 when it does not exist.
+// Whether anything (a file, a link) is at `path`.
 bool exists(const std::string& path) {
   struct stat st;
   return lstat(path.c_str(), &st) == 0;
 }
 
+// Bytes in `path`, 0 when it does not exist.
 off_t file_size(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 ? st.st_size : 0;

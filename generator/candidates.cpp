@@ -48,6 +48,11 @@ std::vector<int> splits_to_offer(int64_t tiles, const Target& t, int max_waves, 
   return out;
 }
 
+std::string split_k_range_reason(const KernelConfig& c) {
+  if (c.split_k >= 1 && c.split_k <= splitk::kMaxSplit) return {};
+  return fmt::format("split_k={} (need 1 to {})", c.split_k, splitk::kMaxSplit);
+}
+
 size_t splitk_workspace_bytes(int64_t tiles, const KernelConfig& c) {
   return size_t(splitk::workspace_words(tiles, c.split_k, c.bm, c.bn)) * 4;
 }

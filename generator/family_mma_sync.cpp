@@ -8,7 +8,6 @@
 #include <cmath>
 
 #include "generator/rules.hpp"
-#include "templates/splitk.h"
 
 namespace i8g {
 namespace {
@@ -55,8 +54,7 @@ int64_t tiles_per_slice(const GemmProblem& p, const KernelConfig& c) {
 }
 
 std::string split_invalid_reason(const GemmProblem& p, const KernelConfig& c) {
-  if (c.split_k < 1 || c.split_k > splitk::kMaxSplit)
-    return fmt::format("split_k={} (need 1 to {})", c.split_k, splitk::kMaxSplit);
+  if (std::string why = split_k_range_reason(c); !why.empty()) return why;
   if (c.split_k == 1) return {};
   if (c.bk <= 0) return "bk must be positive";
   const int64_t ktiles = (p.k + c.bk - 1) / c.bk;

@@ -11,7 +11,6 @@
 #include <cmath>
 
 #include "generator/rules.hpp"
-#include "templates/splitk.h"
 
 namespace i8g {
 namespace {
@@ -43,8 +42,7 @@ int64_t tiles(const GemmProblem& p, const KernelConfig& c, int64_t m) {
 // The kernel gives each slice floor or ceil of ktiles / split_k K tiles (tma::unit_of), so
 // every slice has some as long as there are no more slices than K tiles.
 std::string split_invalid_reason(const GemmProblem& p, const KernelConfig& c) {
-  if (c.split_k < 1 || c.split_k > splitk::kMaxSplit)
-    return fmt::format("split_k={} (need 1 to {})", c.split_k, splitk::kMaxSplit);
+  if (std::string why = split_k_range_reason(c); !why.empty()) return why;
   if (c.split_k > k_tiles(p))
     return fmt::format("split_k={} leaves a slice without K tiles (K={} is {} tiles of 128)", c.split_k, p.k,
                        k_tiles(p));
@@ -176,10 +174,11 @@ int64_t units(const GemmProblem& p, const KernelConfig& c, int64_t m) {
 
 // The untuned default: one of those ping-pong tiles, from M = 64 up, where K holds at least one
 // whole 128-byte box (smaller K was never run) and the tile count fits the kernel's 32-bit tile
-// arithmetic with room to spare. No split-K (it lost at M = 128, docs/wgmma_tma.md) and no
-// cluster yet (unmeasured).
+// arithmetic with room to spare. Never split: split configs lost at M = 128 on the H200
+// (docs/wgmma_tma.md; I8GEMM_SPLIT_K can still ask). No cluster by default (not yet measured).
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target&, int64_t m) {
-  return m >= 64 && p.k >= kRowBytes && untuned_tile(c) != nullptr && c.split_k == 1 && c.cluster_m == 1 &&
+  return m >= 64 && p.k >= kRowBytes && untuned_tile(c) != nullptr && c.split_k == 1 &&
+         c.cluster_m == 1 &&
          tiles(p, c, m) < (int64_t(1) << 30);
 }
 

@@ -27,5 +27,7 @@ std::vector<int> splits_to_offer(int64_t tiles, const Target& t, int max_waves, 
 // The zeroed device bytes a split config needs over `tiles` output tiles: per tile a counter
 // block and one bm x bn int32 partial per slice; none without a split.
 size_t splitk_workspace_bytes(int64_t tiles, const KernelConfig& c);
+// Why split_k is outside 1..splitk::kMaxSplit (the templates' limit), or "".
+std::string split_k_range_reason(const KernelConfig& c);
 
 }  // namespace i8g

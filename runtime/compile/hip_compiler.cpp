@@ -16,7 +16,6 @@
 #include "runtime/compile/child_process.hpp"
 #include "runtime/compile/hiprtc_work.hpp"
 
-
 namespace i8g {
 namespace {
 
