@@ -2,14 +2,20 @@
 // on its own, as the device epilogue's __fmul_rn / __fadd_rn do.
 #include "runtime/tune/reference.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
+#include <thread>
+
+#include "core/cpus.hpp"
 
 namespace i8g {
 
-std::vector<int32_t> reference_accumulate(const GemmProblem& p, const HostOperands& in) {
-  const int64_t M = in.m, N = p.n, K = p.k;
-  std::vector<int32_t> acc(size_t(M * N), 0);
-  for (int64_t m = 0; m < M; ++m) {
+namespace {
+// Rows [m0, m1) of the int32 product.
+void accumulate_rows(const GemmProblem& p, const HostOperands& in, int64_t m0, int64_t m1, int32_t* acc) {
+  const int64_t N = p.n, K = p.k;
+  for (int64_t m = m0; m < m1; ++m) {
     const int8_t* xr = in.x.data() + m * K;
     for (int64_t n = 0; n < N; ++n) {
       int32_t s = 0;
@@ -22,6 +28,26 @@ std::vector<int32_t> reference_accumulate(const GemmProblem& p, const HostOperan
       acc[size_t(m * N + n)] = s;
     }
   }
+}
+}  // namespace
+
+// Rows are independent: large products are split by rows over the usable CPUs (the GPU tests'
+// references for thousands of rows took seconds each on one core).
+std::vector<int32_t> reference_accumulate(const GemmProblem& p, const HostOperands& in) {
+  const int64_t M = in.m, N = p.n, K = p.k;
+  std::vector<int32_t> acc(size_t(M * N), 0);
+  constexpr int64_t kWorkPerThread = int64_t(1) << 26;  // multiply-adds; below this one thread
+  const int64_t want = std::max<int64_t>(1, M * N * K / kWorkPerThread);
+  const int64_t threads = std::min<int64_t>({want, int64_t(usable_cpus()), M});
+  if (threads <= 1) {
+    accumulate_rows(p, in, 0, M, acc.data());
+    return acc;
+  }
+  std::vector<std::thread> pool;
+  const int64_t per = (M + threads - 1) / threads;
+  for (int64_t m0 = 0; m0 < M; m0 += per)
+    pool.emplace_back(accumulate_rows, std::cref(p), std::cref(in), m0, std::min(M, m0 + per), acc.data());
+  for (std::thread& t : pool) t.join();
   return acc;
 }
 

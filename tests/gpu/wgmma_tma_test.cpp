@@ -62,14 +62,25 @@ class WgmmaTma : public GpuTest {
           return fmt::format("counter word {} of tile {} is {} after the launch", w, t, words[size_t(t) * block + w]);
     return {};
   }
-  // Launches `spec` over m rows of fresh random operands (twice: the second relies on the first
-  // leaving the split-K counters at zero) and compares each result with the CPU reference;
-  // returns the failures' reports.
-  std::string check(const i8gemm_problem& p, const KernelSpec& spec, int64_t m) {
-    HostOperands h = random_operands(p, m, rng_);
+  // Random operands over m rows and their CPU reference, made once and shared by every spec
+  // checked at that M (the reference dominated these tests' time when each spec made its own).
+  struct Expected {
+    HostOperands h;
+    std::vector<uint8_t> want;
+  };
+  Expected expected(const i8gemm_problem& p, int64_t m) {
+    Expected e{random_operands(p, m, rng_), {}};
+    e.h.w_colsum = weight_colsum(to_gemm_problem(p), e.h.w);  // DeviceGemm checks the GPU's
+    e.want = reference_bytes(p, e.h);
+    return e;
+  }
+  // Launches `spec` over e's m rows (twice: the second relies on the first leaving the split-K
+  // counters at zero) and compares each result with the CPU reference; returns the failures'
+  // reports.
+  std::string check(const i8gemm_problem& p, const KernelSpec& spec, Expected& e) {
+    const int64_t m = e.h.m;
     Stream s;
-    DeviceGemm d(shared_ctx(), p, h, s);
-    const std::vector<uint8_t> want = reference_bytes(p, h);
+    DeviceGemm d(shared_ctx(), p, e.h, s);
     const KernelInstance k = engine_->instantiate(spec, m);
     i8gemm_args c = d.args();
     c.m = m;
@@ -79,12 +90,25 @@ class WgmmaTma : public GpuTest {
       d.poison_out(s);
       k.launch(a, s.get());
       s.sync();
-      const std::string r = compare_outputs(p, m, d.out_bytes(), want);
+      const std::string r = compare_outputs(p, m, d.out_bytes(), e.want);
       if (!r.empty()) failures += fmt::format("{} M={} launch {}: {}\n", spec.name(), m, rep, r);
     }
     if (const std::string r = counters_left(k, m); !r.empty())
       failures += fmt::format("{} M={}: {}\n", spec.name(), m, r);
     return failures;
+  }
+  // Every spec at every M of the case, each M's operands shared; adds to the launch counts.
+  void check_all(const i8gemm_problem& p, const std::vector<KernelSpec>& specs,
+                 const std::vector<int64_t>& ms, int& runs, int& exact) {
+    for (int64_t m : ms) {
+      Expected e = expected(p, m);
+      for (const KernelSpec& spec : specs) {
+        const std::string r = check(p, spec, e);
+        EXPECT_TRUE(r.empty()) << r;
+        runs += 2;
+        exact += r.empty() ? 2 : 0;
+      }
+    }
   }
   // Captures one launch of `spec` over m rows in a graph and replays it ten times with new
   // activations (the weights stay), each compared with its own reference; returns how many
@@ -133,14 +157,8 @@ TEST_F(WgmmaTma, EveryCandidateIsExactOverTailsAndManyTiles) {
       {make_problem(1001, 4080), {77}},                      // odd N: element stores, no pairs
   };
   int runs = 0, exact = 0;
-  for (const Case& c : cases)
-    for (const KernelSpec& spec : specs(to_gemm_problem(c.p), false))  // split ones: the test below
-      for (int64_t m : c.ms) {
-        const std::string r = check(c.p, spec, m);
-        EXPECT_TRUE(r.empty()) << r;
-        runs += 2;
-        exact += r.empty() ? 2 : 0;
-      }
+  for (const Case& c : cases)  // split ones: the test below
+    check_all(c.p, specs(to_gemm_problem(c.p), false), c.ms, runs, exact);
   ASSERT_GT(runs, 0);
   std::printf("[ figure ] wgmma_tma: %d of %d candidate launches exact\n", exact, runs);
 }
@@ -153,14 +171,16 @@ TEST_F(WgmmaTma, EveryEpilogueOptionIsExact) {
       if (bias && o == I8GEMM_OUT_I32) continue;
       const i8gemm_problem p =
           make_problem(1000, 4080, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TOKEN, I8GEMM_SCALE_PER_CHANNEL, o, bias, asym);
-      const std::string r = check(p, specs(to_gemm_problem(p)).front(), 130);
+      Expected e = expected(p, 130);
+      const std::string r = check(p, specs(to_gemm_problem(p)).front(), e);
       EXPECT_TRUE(r.empty()) << r;
       runs += 2;
       exact += r.empty() ? 2 : 0;
     }
   const i8gemm_problem tensor = make_problem(1000, 4080, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TENSOR,
                                              I8GEMM_SCALE_PER_TENSOR);
-  const std::string r = check(tensor, specs(to_gemm_problem(tensor)).back(), 130);
+  Expected e = expected(tensor, 130);
+  const std::string r = check(tensor, specs(to_gemm_problem(tensor)).back(), e);
   EXPECT_TRUE(r.empty()) << r;
   std::printf("[ figure ] wgmma_tma epilogue options: %d of %d launches exact (+ per-tensor scales: %s)\n", exact,
               runs, r.empty() ? "exact" : "WRONG");
@@ -230,16 +250,11 @@ TEST_F(WgmmaTma, SplitKCandidatesAreExactOverTailsAndRepeatedLaunches) {
   };
   int runs = 0, exact = 0;
   std::set<int> schedules;
-  for (const Case& c : cases)
-    for (const KernelSpec& spec : split_specs(to_gemm_problem(c.p))) {
-      schedules.insert(spec.config.schedule);
-      for (int64_t m : c.ms) {
-        const std::string r = check(c.p, spec, m);
-        EXPECT_TRUE(r.empty()) << r;
-        runs += 2;
-        exact += r.empty() ? 2 : 0;
-      }
-    }
+  for (const Case& c : cases) {
+    const std::vector<KernelSpec> split = split_specs(to_gemm_problem(c.p));
+    for (const KernelSpec& spec : split) schedules.insert(spec.config.schedule);
+    check_all(c.p, split, c.ms, runs, exact);
+  }
   EXPECT_EQ(schedules, (std::set<int>{1, 2})) << "split configs of both schedules";
   std::printf("[ figure ] wgmma_tma split-K: %d of %d candidate launches exact\n", exact, runs);
 }
