@@ -206,16 +206,12 @@ TEST_F(WgmmaTma, ClusterConfigsAreExactOverOddTileRowsAndTails) {
       {make_problem(4096, 384), {1000}},
   };
   int runs = 0, exact = 0;
-  for (const Case& c : cases)
-    for (const KernelSpec& spec : specs(to_gemm_problem(c.p))) {
-      if (spec.config.cluster_m == 1) continue;
-      for (int64_t m : c.ms) {
-        const std::string r = check(c.p, spec, m);
-        EXPECT_TRUE(r.empty()) << r;
-        runs += 2;
-        exact += r.empty() ? 2 : 0;
-      }
-    }
+  for (const Case& c : cases) {
+    std::vector<KernelSpec> clustered;
+    for (const KernelSpec& spec : specs(to_gemm_problem(c.p)))
+      if (spec.config.cluster_m > 1) clustered.push_back(spec);
+    check_all(c.p, clustered, c.ms, runs, exact);
+  }
   ASSERT_GT(runs, 0) << "no cm2 candidates";
   std::printf("[ figure ] wgmma_tma cm2: %d of %d launches exact\n", exact, runs);
 }
