@@ -151,6 +151,19 @@ std::string status_line(const cache::StoredKernel& k, CurrentBuild& build) {
   return why.empty() ? "ok" : "stale: " + why;
 }
 
+// The SASS of an NVIDIA entry stored without it (prepare spawns no nvdisasm): disassembled now,
+// into `rep` too when the row has a report; never stored (inspect does not write the cache). A
+// damaged binary is not handed to nvdisasm.
+std::string sass_on_demand(const cache::StoredKernel& k, std::optional<ResourceReport>& rep) {
+  if (is_amd(k) || !k.damage.empty() || k.binary.empty()) return "";
+  ResourceReport bare;
+  bare.symbol = k.lowered_name;
+  ResourceReport& r = rep ? *rep : bare;
+  add_sass(r, k.binary);
+  if (r.sass_available) r.notes.push_back("SASS disassembled by this inspect (the entry was stored without it)");
+  return r.sass;
+}
+
 void run_show(const InspectOptions& o) {
   cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
   CurrentBuild build;
@@ -159,7 +172,8 @@ void run_show(const InspectOptions& o) {
   if (!full) throw Error("inspect show", fmt::format("no kernel named '{}' in {}", o.name, c.path()));
   const cache::StoredKernel& k = *full;
   std::string no_report;
-  const std::optional<ResourceReport> rep = report_of(k, &no_report);
+  std::optional<ResourceReport> rep = report_of(k, &no_report);
+  const std::string isa = k.isa.empty() ? sass_on_demand(k, rep) : k.isa;
   if (o.json) {
     nlohmann::json j = summary_json(k, build, rep ? rep->amd : AmdResources{});
     j["report"] = rep ? rep->to_json() : nlohmann::json(nullptr);
@@ -169,7 +183,7 @@ void run_show(const InspectOptions& o) {
     j["entry"] = k.entry;
     j["lowered_name"] = k.lowered_name;
     j["ptx"] = k.ir;
-    j["sass"] = k.isa;
+    j["sass"] = isa;
     j["log"] = k.log;
     j["binary_sha256"] = k.binary_sha256;
     nlohmann::json doc = json_document("inspect-show");
@@ -206,11 +220,11 @@ void run_show(const InspectOptions& o) {
   else
     print_safe("== PTX ==\n{}\n", k.ir);
   const char* isa_title = is_amd(k) ? "AMDGPU ISA (comgr disassembly of the kernel symbol)" : "SASS";
-  if (k.isa.empty())
+  if (isa.empty())
     print_safe("== {} ==\nunavailable: {}\n", isa_title,
                rep && !rep->sass_note.empty() ? rep->sass_note : "not recorded");
   else
-    print_safe("== {} ==\n{}\n", isa_title, k.isa);
+    print_safe("== {} ==\n{}\n", isa_title, isa);
 }
 
 void run_winners(const InspectOptions& o) {
@@ -277,6 +291,11 @@ void audit_nvidia(const cache::StoredKernel& k, const ResourceReport& rep, std::
   if (k.registers >= 255) out.push_back({"warning", k.key.name, "at the register limit (255)"});
   if (k.registers < 0 || k.smem_bytes < 0) out.push_back({"warning", k.key.name, "resource report incomplete"});
   if (!rep.consistent) out.push_back({"warning", k.key.name, "ptxas log and CUBIN disagree: " + fmt::format("{}", fmt::join(rep.notes, "; "))});
+  // No finding is not a clean bill when the SASS was never looked at (prepare stores none).
+  if (!rep.sass_available)
+    out.push_back({"info", k.key.name, rep.sass_note.rfind("not disassembled", 0) == 0
+                                           ? rep.sass_note
+                                           : "not disassembled: " + (rep.sass_note.empty() ? "no SASS recorded" : rep.sass_note)});
   if (rep.occupancy > 0 && rep.occupancy < 0.25)
     out.push_back({"warning", k.key.name, fmt::format("occupancy {:.0f}% (limited by {})", 100 * rep.occupancy, rep.occupancy_limiter)});
 }

@@ -175,10 +175,22 @@ void run_tune(const TuneFlags& o) {
 
   const std::unique_ptr<Compiler> compiler = make_compiler(target);
   cache::Cache cache(resolve_cache_path(o.cache), cache::Cache::Mode::read_write);
+  std::vector<JitRequest> requests;
+  for (const KernelSpec& spec : specs) requests.push_back({emit(spec), spec});
+  // Serving needs the utility module (quantize, colsum, the cuBLASLt dequant) beside the GEMM
+  // kernels: stored here, a pre-tuned cache compiles nothing at prepare. The engine is NVIDIA's.
+  if (!target.amd) requests.push_back({emit_utility(target.arch), std::nullopt});
+  JitPolicy policy;
+  policy.threads = o.jobs;
   Progress bar("compiling");
-  const std::vector<JitOutcome> results = compile_and_store(
-      cache, *compiler, specs, target, o.jobs, [&](size_t d, size_t t) { bar.update(d, t); });
+  policy.progress = [&](size_t d, size_t t) { bar.update(d, t); };
+  std::vector<JitOutcome> results = fetch_or_compile_all(&cache, *compiler, requests, target, policy);
   bar.finish();
+  std::optional<JitOutcome> utility;
+  if (!target.amd) {
+    utility = std::move(results.back());
+    results.pop_back();
+  }
 
   std::vector<ShapeSummary> rows(problems.size());
   for (size_t i = 0; i < problems.size(); ++i) {
@@ -194,7 +206,7 @@ void run_tune(const TuneFlags& o) {
     if (res.status == JitOutcome::Status::failed) {
       ++r.failed;
       ++failed;
-      fmt::print(stderr, "i8gemm: {} failed to compile:\n{}\n", res.spec.name(), res.error);
+      fmt::print(stderr, "i8gemm: {} failed to compile:\n{}\n", res.name, res.error);
       continue;
     }
     (res.status == JitOutcome::Status::compiled ? r.compiled : r.cached)++;
@@ -206,6 +218,13 @@ void run_tune(const TuneFlags& o) {
   for (const ShapeSummary& r : rows)
     fmt::print("{:<14} {:<36} {:>7} {:>8} {:>6} {:>6} {:>8} {:>8}\n", r.label, r.key, r.kernels,
                r.compiled, r.cached, r.failed, r.spilling, r.max_regs);
+  if (utility) {
+    fmt::print("utility module {}: {}\n", utility->name, to_string(utility->status));
+    if (utility->status == JitOutcome::Status::failed) {
+      ++failed;
+      fmt::print(stderr, "i8gemm: {} failed to compile:\n{}\n", utility->name, utility->error);
+    }
+  }
   fmt::print("arch {} ({}), cache {}\n", target.arch, compiler->version(), cache.path());
   if (failed > 0) throw CLI::RuntimeError(1);
 }

@@ -1,6 +1,7 @@
 // make_report joins three independent witnesses of one kernel: ptxas's log (the only source of
-// spill counts), the CUBIN's ELF attributes, and nvdisasm's SASS. Each may be missing; what is
-// missing or disagrees is said in `notes`, never thrown.
+// spill counts), the CUBIN's ELF attributes, and nvdisasm's SASS (unless told to skip it: prepare
+// spawns no helper). Each may be missing; what is missing or disagrees is said in `notes`, never
+// thrown.
 #include "runtime/report/report.hpp"
 
 #include <fmt/format.h>
@@ -13,7 +14,35 @@
 
 namespace i8g {
 
-ResourceReport make_report(const Binary& b, const Target& t, int threads_per_block, int dynamic_smem_bytes) {
+const char* const kSassSkipped =
+    "not disassembled: prepare spawns no nvdisasm; `i8gemm inspect show` disassembles it on demand";
+
+namespace {
+
+void fill_sass(ResourceReport& r, const std::vector<uint8_t>& image, int symbol_index) {
+  Disassembly d = disassemble(image, symbol_index);
+  r.sass_available = d.ok;
+  r.sass_note = d.note;
+  if (d.ok) {
+    r.sass = std::move(d.sass);
+    r.instruction_mix = instruction_mix(r.sass);
+  }
+}
+
+}  // namespace
+
+void add_sass(ResourceReport& r, const std::vector<uint8_t>& image) {
+  int symbol_index = -1;
+  try {
+    const CubinInfo info = read_cubin(image);
+    if (const CubinKernel* k = info.find(r.symbol)) symbol_index = int(k->symbol_index);
+  } catch (const std::exception&) {  // nvdisasm says what is wrong with the image
+  }
+  fill_sass(r, image, symbol_index);
+}
+
+ResourceReport make_report(const Binary& b, const Target& t, int threads_per_block, int dynamic_smem_bytes,
+                           Sass sass) {
   if (t.amd) return make_amd_report(b, t, threads_per_block, dynamic_smem_bytes);
   ResourceReport r;
   r.symbol = b.lowered_name;
@@ -76,13 +105,10 @@ ResourceReport make_report(const Binary& b, const Target& t, int threads_per_blo
     r.notes.push_back("occupancy unknown: no block size or register count");
   }
 
-  Disassembly d = disassemble(b.image, symbol_index);
-  r.sass_available = d.ok;
-  r.sass_note = d.note;
-  if (d.ok) {
-    r.sass = std::move(d.sass);
-    r.instruction_mix = instruction_mix(r.sass);
-  }
+  if (sass == Sass::disassemble)
+    fill_sass(r, b.image, symbol_index);
+  else
+    r.sass_note = kSassSkipped;
   return r;
 }
 

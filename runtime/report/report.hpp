@@ -77,9 +77,23 @@ struct ResourceReport {
   bool operator==(const ResourceReport& o) const;
 };
 
+// Whether a report's SASS is made now. nvdisasm runs as a child process, and serving (prepare's
+// cold JIT) spawns none: it builds the report from the ptxas log and the CUBIN alone (skip), and
+// the SASS is left to `i8gemm inspect show`, which disassembles on demand (add_sass).
+enum class Sass { disassemble, skip };
+
+// sass_note of a report made with Sass::skip; the audit names such kernels "not disassembled".
+extern const char* const kSassSkipped;
+
 // Everything the report can learn from `b` for a launch of `threads_per_block` threads and
 // `dynamic_smem_bytes`. Never throws for a bad log, CUBIN or missing nvdisasm: those go to notes.
-ResourceReport make_report(const Binary& b, const Target& t, int threads_per_block, int dynamic_smem_bytes);
+// AMD targets ignore `sass` (comgr disassembles in the compiler's own helper process).
+ResourceReport make_report(const Binary& b, const Target& t, int threads_per_block, int dynamic_smem_bytes,
+                           Sass sass = Sass::disassemble);
+
+// Disassembles r.symbol in the CUBIN `image` (nvdisasm, a child process) into r.sass and
+// r.instruction_mix; a failure goes to r.sass_note. For a report stored without SASS.
+void add_sass(ResourceReport& r, const std::vector<uint8_t>& image);
 
 // The AMD half of make_report (runtime/report/amd_report.cpp): metadata, descriptor, occupancy per
 // SIMD and comgr's disassembly of the exact kernel symbol.

@@ -14,34 +14,13 @@
 #include "i8gemm/i8gemm.h"
 #include "runtime/compile/compiler.hpp"
 #include "runtime/gpu/cuda_driver.hpp"
+#include "runtime/serve/engine_parts.hpp"
 #include "runtime/serve/jit.hpp"
 
 namespace i8g {
 
 // ---------------------------------------------------------------------------------------------
-// Loaded modules
-
-struct Engine::Module {
-  CUmodule handle = nullptr;
-  explicit Module(const std::vector<uint8_t>& image) {
-    check_cu(driver().cuModuleLoadData(&handle, image.data()), "cuModuleLoadData");
-  }
-  ~Module() {
-    if (handle) driver().cuModuleUnload(handle);
-  }
-  CUfunction function(const std::string& symbol) const {
-    CUfunction f = nullptr;
-    check_cu(driver().cuModuleGetFunction(&f, handle, symbol.c_str()), "cuModuleGetFunction");
-    return f;
-  }
-};
-
-struct Engine::Loaded {
-  KernelSpec spec;
-  std::unique_ptr<Module> module;
-  CUfunction fn = nullptr;
-  bool compiled = false;  // by this process (else from the cache)
-};
+// Prepared problems (Module and Loaded: runtime/serve/engine_parts.hpp)
 
 struct Engine::Prepared {
   struct Bucket {
@@ -139,58 +118,6 @@ Engine::~Engine() {
   driver().cuDevicePrimaryCtxRelease(dev_.device);
 }
 
-const Engine::Loaded& Engine::load(const KernelSpec& spec, cache::Cache* c) {
-  const std::string name = spec.name();
-  if (auto it = loaded_.find(name); it != loaded_.end()) return *it->second;
-  const std::unique_ptr<Compiler> compiler = make_compiler(dev_.target);
-  cache::StoredKernel k;
-  bool compiled = false;
-  if (strict_) {
-    std::optional<cache::StoredKernel> hit = fetch_cached(c, *compiler, emit(spec), dev_.target);
-    if (!hit) throw Error(ErrorKind::not_in_cache, "i8gemm_prepare", name);
-    k = std::move(*hit);
-  } else {
-    try {
-      k = fetch_or_compile(c, *compiler, emit(spec), spec, dev_.target, &compiled);
-    } catch (const Error& e) {
-      throw Error(ErrorKind::compile, "i8gemm_prepare", e.what());
-    }
-  }
-  if (k.key.arch != dev_.target.arch)
-    throw Error(ErrorKind::internal, "i8gemm_prepare", "binary arch does not match the device");
-  auto l = std::make_unique<Loaded>();
-  l->spec = spec;
-  l->module = std::make_unique<Module>(k.binary);
-  l->fn = l->module->function(k.lowered_name);
-  l->compiled = compiled;
-  const LaunchShape shape = launch_shape(spec, 1);
-  if (shape.dynamic_smem > 48 * 1024)
-    check_cu(driver().cuFuncSetAttribute(l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                         int(shape.dynamic_smem)),
-             "cuFuncSetAttribute");
-  return *loaded_.emplace(name, std::move(l)).first->second;
-}
-
-void Engine::ensure_utility(cache::Cache* c) {
-  if (utility_) return;
-  const std::unique_ptr<Compiler> compiler = make_compiler(dev_.target);
-  const Source src = emit_utility(dev_.target.arch);
-  if (strict_) {
-    std::optional<cache::StoredKernel> hit = fetch_cached(c, *compiler, src, dev_.target);
-    if (!hit)
-      throw Error(ErrorKind::not_in_cache, "i8gemm",
-                  fmt::format("strict mode: the cache lacks the utility module {} (quantize, colsum, the "
-                              "cuBLASLt dequant); `i8gemm tune` on this GPU stores it",
-                              src.name));
-    utility_ = std::make_unique<Module>(hit->binary);
-    return;
-  }
-  const cache::StoredKernel k = fetch_or_compile(c, *compiler, src, std::nullopt, dev_.target);
-  utility_ = std::make_unique<Module>(k.binary);
-}
-
-CUfunction Engine::utility(const char* name) const { return utility_->function(name); }
-
 void Engine::utility_for(CUstream stream, const char* where) {
   std::unique_lock lock(mu_);
   if (utility_) return;
@@ -243,8 +170,7 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
   auto prep = std::make_unique<Prepared>();
   prep->problem = p;
   prep->max_m = max_m;
-  std::vector<const Loaded*> bucket_kernels;  // per bucket; null where cuBLASLt won
-  std::map<const Loaded*, int64_t> rows_served;
+  std::vector<std::optional<KernelSpec>> bucket_specs;  // per bucket; none where cuBLASLt won
   for (int64_t bound : bounds) {
     auto w = tuned.lower_bound(bound);  // the smallest tuned bucket covering this one
     std::optional<Candidate> won;
@@ -261,7 +187,7 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
       const int64_t lo = prep->buckets.empty() ? 1 : prep->buckets.back().max_m + 1;
       const LtAlgorithm a = prep->lt->pick(algo->index, w->first, lo, std::min(bound, max_m));
       prep->buckets.push_back({bound, nullptr, algo->index, true, false, a});
-      bucket_kernels.push_back(nullptr);
+      bucket_specs.push_back(std::nullopt);
       continue;
     }
     KernelConfig config;
@@ -279,24 +205,15 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
     if (launch_shape(spec, max_m).grid[1] > 65535)
       throw Error(ErrorKind::unsupported, "i8gemm_prepare",
                      fmt::format("max_m={} needs more than 65535 row blocks", max_m));
-    const Loaded* k = nullptr;
-    try {
-      k = &load(spec, c.get());
-    } catch (const Error& e) {  // strict mode: name every missing kernel, then fail
-      if (e.kind() != ErrorKind::not_in_cache) throw;
-      if (std::find(missing.begin(), missing.end(), spec.name()) == missing.end()) missing.push_back(spec.name());
-      continue;
-    }
-    prep->buckets.push_back({bound, nullptr, 0, tuned_kernel, k->compiled, {}});
-    bucket_kernels.push_back(k);
-    rows_served[k] = std::max(rows_served[k], std::min(bound, max_m));
+    prep->buckets.push_back({bound, nullptr, 0, tuned_kernel, false, {}});
+    bucket_specs.push_back(spec);
   }
-  try {
-    ensure_utility(c.get());
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::not_in_cache) throw;
-    missing.push_back("the utility module " + emit_utility(dev_.target.arch).name);
-  }
+  // Every bucket's kernel and the utility module in one batch: what the cache lacks compiles in
+  // parallel (strict mode: is named in `missing`).
+  std::vector<KernelSpec> specs;
+  for (const std::optional<KernelSpec>& s : bucket_specs)
+    if (s) specs.push_back(*s);
+  load_all(specs, c.get(), missing);
   if (!missing.empty()) {
     std::string names;
     for (const std::string& n : missing) names += (names.empty() ? "" : ", ") + n;
@@ -306,6 +223,15 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
                             "or create the context without strict mode",
                             c ? "the cache " + c->path() : std::string("no cache is open, so it"), missing.size(),
                             missing.size() == 1 ? "y" : "ies", p.key(), max_m, names));
+  }
+  std::vector<const Loaded*> bucket_kernels(prep->buckets.size(), nullptr);  // null where cuBLASLt won
+  std::map<const Loaded*, int64_t> rows_served;
+  for (size_t i = 0; i < bucket_specs.size(); ++i) {
+    if (!bucket_specs[i]) continue;
+    const Loaded* k = loaded_.at(bucket_specs[i]->name()).get();
+    bucket_kernels[i] = k;
+    prep->buckets[i].compiled = k->compiled;
+    rows_served[k] = std::max(rows_served[k], std::min(prep->buckets[i].max_m, max_m));
   }
   for (const auto& [k, rows] : rows_served)
     prep->instances.emplace(k, KernelInstance(k->spec, k->fn, rows, dev_.target.sm_count));
@@ -321,8 +247,12 @@ KernelInstance Engine::instantiate(const KernelSpec& spec, int64_t max_m) {
   std::unique_lock lock(mu_);
   CurrentContext cc(ctx_);
   std::unique_ptr<cache::Cache> c = open_cache_or_warn(cache_path_, cache_warning_);
-  ensure_utility(c.get());
-  const Loaded& k = load(spec, c.get());
+  std::vector<std::string> missing;
+  load_all({spec}, c.get(), missing);
+  if (!missing.empty())
+    throw Error(ErrorKind::not_in_cache, "i8gemm_prepare",
+                fmt::format("strict mode: the cache lacks {}", fmt::join(missing, ", ")));
+  const Loaded& k = *loaded_.at(spec.name());
   return KernelInstance(k.spec, k.fn, max_m, dev_.target.sm_count);
 }
 

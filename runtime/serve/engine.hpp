@@ -84,8 +84,13 @@ class Engine {
   struct Module;
   struct Loaded;
   struct Prepared;
-  const Loaded& load(const KernelSpec& spec, cache::Cache* c);  // cache or JIT; caller holds mu_
-  void ensure_utility(cache::Cache* c);                         // caller holds mu_
+  // Loads each of `specs` not loaded yet, and the utility module if it is not: from the cache,
+  // else compiled (all that is missing in parallel, without spawning a helper) and stored; a
+  // failed compile throws, naming each kernel that failed with its log. Strict mode compiles
+  // nothing: what the cache lacks is appended to `missing`. Caller holds mu_
+  // (runtime/serve/engine_load.cpp).
+  void load_all(const std::vector<KernelSpec>& specs, cache::Cache* c, std::vector<std::string>& missing);
+  void ensure_utility(cache::Cache* c);  // load_all of no kernel; strict mode: throws not_in_cache
   CUfunction utility(const char* name) const;
   // Loads the utility module if needed (never while `stream` is capturing).
   void utility_for(CUstream stream, const char* where);

@@ -55,10 +55,10 @@ int spill_bytes(const ResourceReport& rep) {
 }  // namespace
 
 cache::StoredKernel make_stored_kernel(const std::optional<KernelSpec>& spec, const KernelSource& ks,
-                                       const Binary& bin, const Target& target) {
+                                       const Binary& bin, const Target& target, Sass sass) {
   const int threads = spec ? int(launch_shape(*spec, 1).block[0]) : kUtilityThreads;
   const int dynamic_smem = spec ? int(launch_shape(*spec, 1).dynamic_smem) : 0;
-  ResourceReport rep = make_report(bin, target, threads, dynamic_smem);
+  ResourceReport rep = make_report(bin, target, threads, dynamic_smem, sass);
   if (!spec) rep.notes.push_back("utility module: the report is that of its entry kernel " + bin.entry);
   if (ks.overridden())
     rep.notes.push_back("source override: compiled from " + ks.override_path + ", not from the generator");
@@ -94,75 +94,97 @@ cache::StoredKernel make_stored_kernel(const std::optional<KernelSpec>& spec, co
   return k;
 }
 
-std::vector<JitOutcome> compile_and_store(
-    cache::Cache& cache, const Compiler& compiler, const std::vector<KernelSpec>& specs,
-    const Target& target, int threads,
-    const std::function<void(size_t done, size_t total)>& progress) {
-  std::vector<JitOutcome> out(specs.size());
-  std::vector<KernelSource> todo;
-  std::vector<size_t> todo_index;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    out[i].spec = specs[i];
-    KernelSource ks = with_override(emit(specs[i]));
-    try {
-      if (auto hit = cache.get_kernel(binary_key(ks, compiler, target))) {
-        out[i].status = JitOutcome::Status::cached;
-        out[i].kernel = std::move(*hit);
-        continue;
-      }
-    } catch (const Error& e) {
-      // A damaged entry (its binary fails the hash or device-code check) is compiled again;
-      // put_kernel repairs it in place. Anything else is the caller's problem.
-      if (e.kind() != ErrorKind::corrupt_entry) throw;
-      log_warning(fmt::format("{}; compiling it again", e.what()));
-    }
-    todo.push_back(std::move(ks));
-    todo_index.push_back(i);
-  }
-  const size_t cached = specs.size() - todo.size();
-  if (progress) progress(cached, specs.size());
-  std::vector<Source> sources;
-  for (const KernelSource& ks : todo) sources.push_back(ks.source);
-  // Each kernel is stored as soon as it has compiled (one transaction each), so an interrupted
-  // batch keeps what finished.
-  compile_all(
-      compiler, sources, target, threads,
-      [&](size_t done, size_t) { if (progress) progress(cached + done, specs.size()); },
-      [&](size_t j, CompileOutcome& built) {
-        JitOutcome& o = out[todo_index[j]];
-        if (!built.binary) {
-          o.status = JitOutcome::Status::failed;
-          o.error = built.error;
-          return;
-        }
-        try {
-          o.kernel = make_stored_kernel(o.spec, todo[j], *built.binary, target);
-          o.kernel.id = cache.put_kernel(o.kernel);
-          o.status = JitOutcome::Status::compiled;
-        } catch (const Error& e) {
-          o.status = JitOutcome::Status::failed;
-          o.error = e.what();
-        }
-        built.binary.reset();  // stored: the batch need not hold every image until the end
-      });
-  return out;
-}
-
 namespace {
 
 // The stored binary for `key`, or nothing. A damaged entry is reported and skipped (never
-// loaded); the kernel is then compiled afresh.
-std::optional<cache::StoredKernel> lookup(cache::Cache* c, const cache::BinaryKey& key) {
+// loaded): the kernel is compiled afresh and storing it repairs the entry. Other cache errors
+// are the caller's unless `serving` (prepare compiles instead).
+std::optional<cache::StoredKernel> lookup(cache::Cache* c, const cache::BinaryKey& key, bool serving) {
   if (!c) return std::nullopt;
   try {
     return c->get_kernel(key);
   } catch (const Error& e) {
+    if (!serving && e.kind() != ErrorKind::corrupt_entry) throw;
     log_warning(fmt::format("{}; compiling {} afresh", e.what(), key.name));
     return std::nullopt;
   }
 }
 
 }  // namespace
+
+JitPolicy prepare_policy() {
+  JitPolicy p;
+  p.threads = 0;
+  p.sass = Sass::skip;
+  p.serving = true;
+  return p;
+}
+
+std::vector<JitOutcome> fetch_or_compile_all(cache::Cache* c, const Compiler& compiler,
+                                             const std::vector<JitRequest>& requests, const Target& target,
+                                             const JitPolicy& policy) {
+  std::vector<JitOutcome> out(requests.size());
+  std::vector<KernelSource> todo;
+  std::vector<size_t> todo_index;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (requests[i].spec) out[i].spec = *requests[i].spec;
+    out[i].name = requests[i].source.name;
+    KernelSource ks = with_override(requests[i].source);
+    if (auto hit = lookup(c, binary_key(ks, compiler, target), policy.serving)) {
+      out[i].status = JitOutcome::Status::cached;
+      out[i].kernel = std::move(*hit);
+      continue;
+    }
+    if (policy.serving)
+      log_info(fmt::format("compiling {} ({})", ks.source.name, c ? "not in the cache" : "no cache"));
+    todo.push_back(std::move(ks));
+    todo_index.push_back(i);
+  }
+  const size_t cached = requests.size() - todo.size();
+  if (policy.progress) policy.progress(cached, requests.size());
+  std::vector<Source> sources;
+  for (const KernelSource& ks : todo) sources.push_back(ks.source);
+  const bool writable = c && c->mode() == cache::Cache::Mode::read_write;
+  std::vector<std::string> store_warnings;
+  compile_all(
+      compiler, sources, target, policy.threads,
+      [&](size_t done, size_t) { if (policy.progress) policy.progress(cached + done, requests.size()); },
+      [&](size_t j, CompileOutcome& built) {
+        JitOutcome& o = out[todo_index[j]];
+        if (!built.binary) {
+          o.error = built.error;
+          return;
+        }
+        try {
+          o.kernel = make_stored_kernel(requests[todo_index[j]].spec, todo[j], *built.binary, target, policy.sass);
+          o.status = JitOutcome::Status::compiled;
+          if (writable) o.kernel.id = c->put_kernel(o.kernel);
+        } catch (const Error& e) {
+          if (policy.serving && o.status == JitOutcome::Status::compiled) {
+            store_warnings.push_back(fmt::format("could not store {}: {}", o.name, e.what()));
+          } else {
+            o.status = JitOutcome::Status::failed;
+            o.error = e.what();
+          }
+        }
+        built.binary.reset();  // the record holds the image: the batch need not hold a second copy
+      });
+  // Logged from the calling thread: a caller's log sink never runs on a compile worker.
+  for (const std::string& w : store_warnings) log_warning(w);
+  return out;
+}
+
+std::vector<JitOutcome> compile_and_store(
+    cache::Cache& cache, const Compiler& compiler, const std::vector<KernelSpec>& specs,
+    const Target& target, int threads,
+    const std::function<void(size_t done, size_t total)>& progress) {
+  std::vector<JitRequest> requests;
+  for (const KernelSpec& spec : specs) requests.push_back({emit(spec), spec});
+  JitPolicy policy;
+  policy.threads = threads;
+  policy.progress = progress;
+  return fetch_or_compile_all(&cache, compiler, requests, target, policy);
+}
 
 // Opens the cache for prepare. A cache that cannot be opened does not stop serving: kernels
 // are compiled in memory and the reason is printed once.
@@ -207,34 +229,20 @@ std::unique_ptr<cache::Cache> open_cache_or_warn(const std::string& path, std::s
   return nullptr;
 }
 
-// From the cache if there, else compiled now (and stored when a cache is open).
+// What strict mode serves from: the cache's binary or nothing.
 std::optional<cache::StoredKernel> fetch_cached(cache::Cache* c, const Compiler& compiler, const Source& src,
                                                 const Target& target) {
-  return lookup(c, binary_key(with_override(src), compiler, target));
+  return lookup(c, binary_key(with_override(src), compiler, target), true);
 }
 
 cache::StoredKernel fetch_or_compile(cache::Cache* c, const Compiler& compiler, const Source& src,
                                      const std::optional<KernelSpec>& spec, const Target& target, bool* compiled) {
-  const KernelSource ks = with_override(src);
-  if (compiled) *compiled = false;
-  if (auto hit = lookup(c, binary_key(ks, compiler, target))) return *hit;
-  if (compiled) *compiled = true;
-  log_info(fmt::format("compiling {} ({})", src.name, c ? "not in the cache" : "no cache"));
-  Binary bin;
-  try {
-    bin = compiler.compile(ks.source, target);
-  } catch (const Error& e) {
-    throw Error(ErrorKind::compile, "compile", e.what());
-  }
-  cache::StoredKernel k = make_stored_kernel(spec, ks, bin, target);
-  if (c && c->mode() == cache::Cache::Mode::read_write) {
-    try {
-      k.id = c->put_kernel(k);
-    } catch (const Error& e) {
-      log_warning(fmt::format("could not store {}: {}", src.name, e.what()));
-    }
-  }
-  return k;
+  JitPolicy policy = prepare_policy();
+  policy.threads = 1;
+  JitOutcome o = std::move(fetch_or_compile_all(c, compiler, {{src, spec}}, target, policy)[0]);
+  if (compiled) *compiled = o.status == JitOutcome::Status::compiled;
+  if (o.status == JitOutcome::Status::failed) throw Error(ErrorKind::compile, "compile", o.error);
+  return std::move(o.kernel);
 }
 
 }  // namespace i8g

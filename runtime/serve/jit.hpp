@@ -10,15 +10,33 @@
 #include "cache/cache.hpp"
 #include "generator/types.hpp"
 #include "runtime/compile/compiler.hpp"
+#include "runtime/report/report.hpp"
 #include "runtime/serve/source_override.hpp"
 
 namespace i8g {
 
 struct JitOutcome {
-  KernelSpec spec;
+  KernelSpec spec;                  // default-constructed for the utility module
+  std::string name;                 // the kernel's (Source) name
   enum class Status { compiled, cached, failed } status = Status::failed;
   std::string error;                // compile error (whole log) when failed
   cache::StoredKernel kernel;       // without blobs when cached; id set when stored
+};
+
+// One kernel of a batch: its source and its spec (none for the utility module).
+struct JitRequest {
+  Source source;
+  std::optional<KernelSpec> spec;
+};
+
+// How a batch treats compile threads, SASS and the cache.
+struct JitPolicy {
+  int threads = 0;                // parallel compiles; 0: usable_cpus() (cgroup quota included)
+  Sass sass = Sass::disassemble;  // prepare: Sass::skip (serving spawns no nvdisasm)
+  // Prepare's policy: a cache lookup or store that fails is a warning (the kernel is compiled,
+  // or served without being stored), not a failure; each compile is logged at info level.
+  bool serving = false;
+  std::function<void(size_t done, size_t total)> progress;  // as compile_all calls it
 };
 
 const char* to_string(JitOutcome::Status s);
@@ -29,16 +47,28 @@ cache::BinaryKey binary_key(const KernelSource& ks, const Compiler& compiler, co
 // The same for a spec's kernel (its source override applied, when there is one).
 cache::BinaryKey binary_key(const KernelSpec& spec, const Compiler& compiler);
 
-// Builds the cache record of one compiled kernel (report, SASS, hashes included). `spec` is
-// null for the utility module, whose report describes its entry kernel.
+// Prepare's policy (Engine::load_all, fetch_or_compile): compiles in usable_cpus() threads, spawns
+// no nvdisasm (Sass::skip), and a cache that fails a lookup or a store does not stop serving.
+JitPolicy prepare_policy();
+
+// Builds the cache record of one compiled kernel (report, hashes, and SASS unless `sass` says
+// skip). `spec` is null for the utility module, whose report describes its entry kernel.
 cache::StoredKernel make_stored_kernel(const std::optional<KernelSpec>& spec, const KernelSource& ks,
-                                       const Binary& bin, const Target& target);
+                                       const Binary& bin, const Target& target, Sass sass);
 
 // Every source below goes through with_override (runtime/serve/source_override.hpp).
 
-// Compiles every spec missing from the cache (in `threads` threads), stores each success in
-// its own transaction as soon as it has compiled (an interrupted batch keeps what finished), and
-// returns one outcome per spec, in order.
+// The one path by which kernels reach the cache: each request is looked up in `c` (may be null),
+// what is missing is compiled in parallel (compile_all) and each success is stored, in its own
+// transaction, as soon as it has compiled, when `c` is writable (an interrupted batch keeps what
+// finished). One outcome per request, in request order whatever finished first; a failure is
+// that request's outcome, with its own log.
+std::vector<JitOutcome> fetch_or_compile_all(cache::Cache* c, const Compiler& compiler,
+                                             const std::vector<JitRequest>& requests, const Target& target,
+                                             const JitPolicy& policy);
+
+// Tune's batch: fetch_or_compile_all over `specs` with their SASS, where a cache error or a store
+// that fails is a failed outcome.
 std::vector<JitOutcome> compile_and_store(
     cache::Cache& cache, const Compiler& compiler, const std::vector<KernelSpec>& specs,
     const Target& target, int threads,
@@ -55,9 +85,9 @@ std::unique_ptr<cache::Cache> open_cache_or_warn(const std::string& path, std::s
 std::string untrusted_cache_reason(const std::string& path);
 
 // The binary for `src` from the cache (hash-checked; a damaged entry is reported and compiled
-// afresh), else compiled now and stored when a cache is open. `spec` is null for the utility
-// module. Throws Error("compile", log) when compilation fails. `compiled` (optional) says
-// which of the two happened.
+// afresh), else compiled now, without SASS (serving spawns no helper), and stored when the cache
+// is writable. `spec` is null for the utility module. Throws Error("compile", log) when
+// compilation fails. `compiled` (optional) says which of the two happened.
 cache::StoredKernel fetch_or_compile(cache::Cache* c, const Compiler& compiler, const Source& src,
                                      const std::optional<KernelSpec>& spec, const Target& target,
                                      bool* compiled = nullptr);

@@ -35,7 +35,10 @@ inline std::string entry_problem(const StoredKernel& k) {
   if (k.key.name.empty() || k.key.arch.empty() || k.key.compiler_version.empty() || k.key.generator_hash.empty() ||
       k.key.options_hash.empty())
     return "key incomplete";
-  if (k.family.empty() || k.problem_key.empty() || k.config.empty() || k.entry.empty()) return "text columns empty";
+  // The utility module (tune --compile-only stores it too) serves no one problem: no problem or config.
+  const bool gemm = k.family != "utility";
+  if (k.family.empty() || (gemm && (k.problem_key.empty() || k.config.empty())) || k.entry.empty())
+    return "text columns empty";
   if (k.source.empty() || k.ir.empty() || k.log.empty() || k.report_json.empty() || k.options.empty())
     return "blob columns empty";
   if (k.binary.empty() || int64_t(k.binary.size()) != k.binary_size) return "binary size mismatch";

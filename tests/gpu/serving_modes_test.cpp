@@ -4,11 +4,14 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "cache/cache.hpp"
 #include "core/log.hpp"
 #include "core/options.hpp"
+#include "runtime/report/report.hpp"
 #include "runtime/capi/capi_args.hpp"
 #include "runtime/serve/engine.hpp"
 #include "runtime/gpu/cublaslt.hpp"
@@ -71,6 +74,19 @@ TEST_F(ServingModes, StrictServesWhatANonStrictPrepareStoredAndChosenSaysWhereIt
     EXPECT_EQ(c.origin, I8GEMM_CHOICE_UNTUNED_DEFAULT) << c.kernel;
     EXPECT_EQ(i8gemm_chosen(ctx, &p, 257, &c), I8GEMM_ERROR_NOT_PREPARED) << "past max_m";
     i8gemm_destroy(ctx);
+  }
+  {  // The cold prepare spawned no nvdisasm: what it stored, the utility module included, has the
+     // report of the ptxas log and the CUBIN, no SASS, and says why.
+    cache::Cache c(path, cache::Cache::Mode::read_only);
+    bool utility = false;
+    for (const cache::StoredKernel& k : c.list_kernels({"", true})) {
+      utility |= k.family == "utility";
+      EXPECT_TRUE(k.isa.empty()) << k.key.name;
+      const ResourceReport rep = ResourceReport::from_json(nlohmann::json::parse(k.report_json));
+      EXPECT_EQ(rep.sass_note, kSassSkipped) << k.key.name;
+      EXPECT_GT(rep.registers, 0) << k.key.name;
+    }
+    EXPECT_TRUE(utility) << "the cold prepare stored the utility module";
   }
   // A cuBLASLt winner for M up to 64: strict serves it and the cached defaults above it.
   put_cublaslt_winner(path, p, 64);

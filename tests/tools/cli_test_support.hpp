@@ -128,9 +128,16 @@ inline Result run_cli(const std::vector<std::string>& args, const RunOptions& o,
   const std::string out_path = tag + ".out", err_path = tag + ".err";
 
   std::vector<std::string> env;
+  // extra_env replaces an inherited variable of the same name (getenv would find the first).
+  auto overridden = [&](const std::string& v) {
+    const std::string name = v.substr(0, v.find('=') + 1);
+    for (const auto& e : o.extra_env)
+      if (e.rfind(name, 0) == 0) return true;
+    return false;
+  };
   for (char** e = environ; *e; ++e) {
     std::string v = *e;
-    if (v.rfind("I8GEMM_CACHE=", 0) == 0 || v.rfind("XDG_CACHE_HOME=", 0) == 0) continue;
+    if (v.rfind("I8GEMM_CACHE=", 0) == 0 || v.rfind("XDG_CACHE_HOME=", 0) == 0 || overridden(v)) continue;
     env.push_back(v);
   }
   if (o.cache_env.empty()) throw std::runtime_error("run_cli: no I8GEMM_CACHE given");
