@@ -395,7 +395,9 @@ TEST_F(Cli, ShapesFileWithFilterCoversEveryShape) {
   ASSERT_TRUE(list.is_array()) << l.out;
   EXPECT_EQ(int(list.size()), total + 1) << "the kernels and the utility module";
   for (const auto& k : list)
-    if (k.value("family", "") != "utility") EXPECT_TRUE(has(k.value("name", ""), "bm16_bn128_bk32_tm4_tn4"));
+    if (k.value("family", "") != "utility") {
+      EXPECT_TRUE(has(k.value("name", ""), "bm16_bn128_bk32_tm4_tn4"));
+    }
 }
 
 TEST_F(Cli, DefaultCacheComesFromTheEnvironment) {

@@ -146,7 +146,9 @@ TEST(PrepareJit, AParallelBatchGivesTheSerialResultsInRequestOrder) {
     EXPECT_EQ(parallel[i].kernel.binary_sha256, serial[i].kernel.binary_sha256);
     EXPECT_EQ(parallel[i].kernel.lowered_name, serial[i].kernel.lowered_name);
     EXPECT_EQ(parallel[i].kernel.report_json, serial[i].kernel.report_json);
-    if (batch[i].spec) EXPECT_EQ(parallel[i].spec, *batch[i].spec);
+    if (batch[i].spec) {
+      EXPECT_EQ(parallel[i].spec, *batch[i].spec);
+    }
   }
 }
 
