@@ -24,6 +24,13 @@ Options Options::from_environment() {
   o.source_override_dir = env("I8GEMM_SOURCE_OVERRIDE_DIR");
   o.nvdisasm = env("I8GEMM_NVDISASM");
   o.hiprtc_worker = env("I8GEMM_HIPRTC_WORKER");
+  o.nvrtc = env("I8GEMM_NVRTC");
+  o.cublaslt = env("I8GEMM_CUBLASLT");
+  o.pythonpath = env("PYTHONPATH");
+  o.virtual_env = env("VIRTUAL_ENV");
+  o.conda_prefix = env("CONDA_PREFIX");
+  o.cuda_home = env("CUDA_HOME");
+  o.cuda_path = env("CUDA_PATH");
   o.cache = env("I8GEMM_CACHE");
   o.allow_shared_cache = env("I8GEMM_ALLOW_SHARED_CACHE") == "1";
   o.log_level = env("I8GEMM_LOG_LEVEL");

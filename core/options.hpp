@@ -17,6 +17,16 @@ struct Options {
   // Helper programs.
   std::string nvdisasm;       // I8GEMM_NVDISASM: the nvdisasm to run for SASS
   std::string hiprtc_worker;  // I8GEMM_HIPRTC_WORKER: the hipRTC helper executable
+  // CUDA libraries opened at run time (core/shared_library.hpp): a path names the one copy to
+  // use; otherwise the loader's path, Python's site-packages and the toolkit are searched.
+  std::string nvrtc;     // I8GEMM_NVRTC
+  std::string cublaslt;  // I8GEMM_CUBLASLT
+  // Where those searches look: Python environments and the CUDA toolkit.
+  std::string pythonpath;    // PYTHONPATH
+  std::string virtual_env;   // VIRTUAL_ENV
+  std::string conda_prefix;  // CONDA_PREFIX
+  std::string cuda_home;     // CUDA_HOME
+  std::string cuda_path;     // CUDA_PATH
   // Where the cache lives when no path is given (cache/cache_open.cpp).
   std::string cache;           // I8GEMM_CACHE
   // I8GEMM_ALLOW_SHARED_CACHE=1: serve from a cache other users can write (refused otherwise:

@@ -7,6 +7,7 @@
 #include "i8gemm/i8gemm.h"
 #include "i8gemm_build_info.h"
 #include "runtime/compile/compiler.hpp"
+#include "runtime/compile/nvrtc_lib.hpp"
 #include "tools/cli.hpp"
 
 namespace i8g::cli {
@@ -18,7 +19,9 @@ std::string version_text() {
   for (const char* arch : {"sm_90a", "gfx90a"}) {
     std::string line;
     try {
-      line = make_compiler(Target::from_arch(arch))->version();
+      const Target t = Target::from_arch(arch);
+      line = make_compiler(t)->version();
+      if (!t.amd) line += " (" + nvrtc().path + ")";  // which copy the search found
     } catch (const Error& e) {
       line = fmt::format("{}: unavailable ({})", Target::from_arch(arch).amd ? "hipRTC" : "NVRTC", e.what());
     }

@@ -1,19 +1,18 @@
 // NVRTC backend of Compiler. Each compile owns its nvrtcProgram (RAII), so several threads can
 // compile at once (NVRTC is thread-safe across distinct programs).
-#include <nvrtc.h>
-
 #include <chrono>
 #include <fmt/format.h>
 
 #include "core/embedded.hpp"
 #include "runtime/compile/compiler.hpp"
 #include "runtime/compile/hip_compiler.hpp"
+#include "runtime/compile/nvrtc_lib.hpp"
 
 namespace i8g {
 namespace {
 
 void check(nvrtcResult r, const char* where, const std::string& what) {
-  if (r != NVRTC_SUCCESS) throw Error(where, fmt::format("{}: {}", what, nvrtcGetErrorString(r)));
+  if (r != NVRTC_SUCCESS) throw Error(where, fmt::format("{}: {}", what, nvrtc().nvrtcGetErrorString(r)));
 }
 
 // Owns one nvrtcProgram; destroyed on every path, including exceptions.
@@ -26,11 +25,11 @@ class Program {
       names.push_back(f.path);
       texts.push_back(f.text);
     }
-    check(nvrtcCreateProgram(&prog_, src.code.c_str(), (src.name + ".cu").c_str(),
+    check(nvrtc().nvrtcCreateProgram(&prog_, src.code.c_str(), (src.name + ".cu").c_str(),
                              static_cast<int>(files.size()), texts.data(), names.data()),
           "nvrtcCreateProgram", src.name);
   }
-  ~Program() { nvrtcDestroyProgram(&prog_); }
+  ~Program() { nvrtc().nvrtcDestroyProgram(&prog_); }
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
   nvrtcProgram get() const { return prog_; }
@@ -43,9 +42,9 @@ class Program {
 // and drop only the final terminator.
 std::string program_log(nvrtcProgram prog) {
   size_t size = 0;
-  if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size == 0) return {};
+  if (nvrtc().nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size == 0) return {};
   std::string log(size, '\0');
-  if (nvrtcGetProgramLog(prog, &log[0]) != NVRTC_SUCCESS) return {};
+  if (nvrtc().nvrtcGetProgramLog(prog, &log[0]) != NVRTC_SUCCESS) return {};
   if (!log.empty() && log.back() == '\0') log.pop_back();
   for (char& c : log)
     if (c == '\0') c = '\n';
@@ -57,7 +56,7 @@ class NvrtcCompiler final : public Compiler {
   Binary compile(const Source& src, const Target& target) const override;
   std::string version() const override {
     int major = 0, minor = 0;
-    check(nvrtcVersion(&major, &minor), "nvrtcVersion", "version");
+    check(nvrtc().nvrtcVersion(&major, &minor), "nvrtcVersion", "version");
     return fmt::format("nvrtc {}.{}", major, minor);
   }
   std::vector<std::string> options(const Target& target) const override { return nvrtc_options(target); }
@@ -75,28 +74,28 @@ Binary NvrtcCompiler::compile(const Source& src, const Target& target) const {
   b.compiler = version();
 
   Program prog(src);
-  check(nvrtcAddNameExpression(prog.get(), src.entry.c_str()), "nvrtcAddNameExpression", src.entry);
+  check(nvrtc().nvrtcAddNameExpression(prog.get(), src.entry.c_str()), "nvrtcAddNameExpression", src.entry);
   std::vector<const char*> opts;
   for (const auto& o : b.options) opts.push_back(o.c_str());
-  nvrtcResult r = nvrtcCompileProgram(prog.get(), static_cast<int>(opts.size()), opts.data());
+  nvrtcResult r = nvrtc().nvrtcCompileProgram(prog.get(), static_cast<int>(opts.size()), opts.data());
   b.log = program_log(prog.get());
   if (r != NVRTC_SUCCESS)
     throw Error("nvrtcCompileProgram", fmt::format("{} for {}: {}\n{}", src.name, target.arch,
-                                                   nvrtcGetErrorString(r), b.log));
+                                                   nvrtc().nvrtcGetErrorString(r), b.log));
 
   const char* lowered = nullptr;
-  check(nvrtcGetLoweredName(prog.get(), src.entry.c_str(), &lowered), "nvrtcGetLoweredName",
+  check(nvrtc().nvrtcGetLoweredName(prog.get(), src.entry.c_str(), &lowered), "nvrtcGetLoweredName",
         src.entry);
   b.lowered_name = lowered ? lowered : "";
 
   size_t size = 0;
-  check(nvrtcGetCUBINSize(prog.get(), &size), "nvrtcGetCUBINSize", src.name);
+  check(nvrtc().nvrtcGetCUBINSize(prog.get(), &size), "nvrtcGetCUBINSize", src.name);
   b.image.resize(size);
-  if (size) check(nvrtcGetCUBIN(prog.get(), reinterpret_cast<char*>(b.image.data())), "nvrtcGetCUBIN", src.name);
+  if (size) check(nvrtc().nvrtcGetCUBIN(prog.get(), reinterpret_cast<char*>(b.image.data())), "nvrtcGetCUBIN", src.name);
 
-  check(nvrtcGetPTXSize(prog.get(), &size), "nvrtcGetPTXSize", src.name);
+  check(nvrtc().nvrtcGetPTXSize(prog.get(), &size), "nvrtcGetPTXSize", src.name);
   b.ir.assign(size, '\0');
-  if (size) check(nvrtcGetPTX(prog.get(), &b.ir[0]), "nvrtcGetPTX", src.name);
+  if (size) check(nvrtc().nvrtcGetPTX(prog.get(), &b.ir[0]), "nvrtcGetPTX", src.name);
   while (!b.ir.empty() && b.ir.back() == '\0') b.ir.pop_back();
 
   b.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

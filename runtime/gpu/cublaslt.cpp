@@ -1,13 +1,14 @@
 #include "runtime/gpu/cublaslt.hpp"
 
 #include <cublasLt.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/options.hpp"
+#include "core/shared_library.hpp"
 
 namespace i8g {
 namespace {
@@ -30,14 +31,15 @@ struct Lt {
 const Lt* lt(std::string* why) {
   static const Lt loaded = [] {
     Lt l;
-    void* lib = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      l.why = "libcublasLt.so.13 could not be opened";
+    // cuBLASLt 12 and 13 share these signatures, cublasLtMatmulAlgo_t and the version encoding.
+    static const std::vector<LibraryVersion> versions = {{"libcublasLt.so.13", "nvidia/cu13/lib", 13},
+                                                         {"libcublasLt.so.12", "nvidia/cublas/lib", 12}};
+    const OpenedLibrary lib = open_library(versions, library_search(options().cublaslt), "cuBLASLt", "I8GEMM_CUBLASLT");
+    if (!lib.handle) {
+      l.why = lib.why;
       return l;
     }
-#define X(name)                                                           \
-  l.name = reinterpret_cast<decltype(l.name)>(dlsym(lib, #name));         \
-  if (!l.name && l.why.empty()) l.why = "libcublasLt lacks " #name;
+#define X(name) l.name = reinterpret_cast<decltype(l.name)>(library_symbol(lib.handle, #name, lib.path, l.why));
     I8G_LT_FNS(X)
 #undef X
     if (l.why.empty() && l.cublasLtCreate(&l.handle) != CUBLAS_STATUS_SUCCESS)

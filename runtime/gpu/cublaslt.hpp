@@ -1,4 +1,4 @@
-// cuBLASLt, opened with dlopen like libcuda, for the baseline (int8 x int8 -> int32 on the
+// cuBLASLt, opened with dlopen like NVRTC (libcublasLt.so.13, then .12; core/shared_library.hpp), for the baseline (int8 x int8 -> int32 on the
 // tensor cores, then i8g_dequant) and the bf16 peer in `bench`. Row-major problems map to
 // cuBLASLt's column-major "TN" case: C^T[N,M] = W[N,K] . X^T (docs/tuning.md).
 #pragma once
@@ -27,7 +27,7 @@ class LtGemm {
   enum class Kind { i8_i32, bf16_bf16 };
   static constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 
-  // Whether libcublasLt.so.13 could be opened (reason in *why).
+  // Whether cuBLASLt could be opened and a handle created (reason in *why).
   static bool available(std::string* why);
   // Descriptors and up to `max_algos` heuristic algorithms for out[M,N] = x[M,K] . w^T.
   // Throws Error when cuBLASLt offers none (e.g. a layout its int8 path does not support).

@@ -40,6 +40,13 @@ TEST(Options, FromEnvironmentReadsEveryVariable) {
   env.set("HOME", "/home/u");
   env.set("PATH", "/a:/b");
   env.set("TMPDIR", "/scratch");
+  env.set("I8GEMM_NVRTC", "/lib/libnvrtc.so.12");
+  env.set("I8GEMM_CUBLASLT", "/lib/libcublasLt.so.12");
+  env.set("PYTHONPATH", "/p1:/p2");
+  env.set("VIRTUAL_ENV", "/venv");
+  env.set("CONDA_PREFIX", "/conda");
+  env.set("CUDA_HOME", "/cuda12");
+  env.set("CUDA_PATH", "/cuda13");
   const Options o = Options::from_environment();
   EXPECT_EQ(o.family, "simt_dp4a");
   EXPECT_EQ(o.split_k, 3);
@@ -51,6 +58,13 @@ TEST(Options, FromEnvironmentReadsEveryVariable) {
   EXPECT_EQ(o.home, "/home/u");
   EXPECT_EQ(o.path, "/a:/b");
   EXPECT_EQ(o.tmpdir, "/scratch");
+  EXPECT_EQ(o.nvrtc, "/lib/libnvrtc.so.12");
+  EXPECT_EQ(o.cublaslt, "/lib/libcublasLt.so.12");
+  EXPECT_EQ(o.pythonpath, "/p1:/p2");
+  EXPECT_EQ(o.virtual_env, "/venv");
+  EXPECT_EQ(o.conda_prefix, "/conda");
+  EXPECT_EQ(o.cuda_home, "/cuda12");
+  EXPECT_EQ(o.cuda_path, "/cuda13");
 }
 
 TEST(Options, UnsetEmptyAndNonNumericSplitKReadAsUnset) {

@@ -2,7 +2,6 @@
 // no headers at all) into the same CUBIN as the normal compile (up to NVRTC's per-compile tags
 // on internal symbols, then into the same SASS), so it can be rebuilt or diffed outside i8gemm.
 #include <gtest/gtest.h>
-#include <nvrtc.h>
 
 #include <cstdio>
 #include <regex>
@@ -11,6 +10,7 @@
 #include "generator/generator.hpp"
 #include "runtime/compile/compiler.hpp"
 #include "runtime/compile/full_source.hpp"
+#include "runtime/compile/nvrtc_lib.hpp"
 #include "runtime/report/report.hpp"
 
 namespace i8g {
@@ -18,23 +18,24 @@ namespace {
 
 // NVRTC with no include files: what a user outside i8gemm has. Returns the CUBIN, or fails.
 std::vector<uint8_t> compile_alone(const Source& src, const std::vector<std::string>& options) {
+  const Nvrtc& n = nvrtc();  // the copy i8gemm's own compile uses
   nvrtcProgram prog = nullptr;
-  EXPECT_EQ(nvrtcCreateProgram(&prog, src.code.c_str(), (src.name + ".cu").c_str(), 0, nullptr, nullptr),
+  EXPECT_EQ(n.nvrtcCreateProgram(&prog, src.code.c_str(), (src.name + ".cu").c_str(), 0, nullptr, nullptr),
             NVRTC_SUCCESS);
-  EXPECT_EQ(nvrtcAddNameExpression(prog, src.entry.c_str()), NVRTC_SUCCESS);
+  EXPECT_EQ(n.nvrtcAddNameExpression(prog, src.entry.c_str()), NVRTC_SUCCESS);
   std::vector<const char*> opts;
   for (const auto& o : options) opts.push_back(o.c_str());
-  const nvrtcResult r = nvrtcCompileProgram(prog, int(opts.size()), opts.data());
+  const nvrtcResult r = n.nvrtcCompileProgram(prog, int(opts.size()), opts.data());
   size_t size = 0;
-  nvrtcGetProgramLogSize(prog, &size);
+  n.nvrtcGetProgramLogSize(prog, &size);
   std::string log(size, '\0');
-  if (size) nvrtcGetProgramLog(prog, &log[0]);
+  if (size) n.nvrtcGetProgramLog(prog, &log[0]);
   std::vector<uint8_t> cubin;
-  if (r == NVRTC_SUCCESS && nvrtcGetCUBINSize(prog, &size) == NVRTC_SUCCESS) {
+  if (r == NVRTC_SUCCESS && n.nvrtcGetCUBINSize(prog, &size) == NVRTC_SUCCESS) {
     cubin.resize(size);
-    nvrtcGetCUBIN(prog, reinterpret_cast<char*>(cubin.data()));
+    n.nvrtcGetCUBIN(prog, reinterpret_cast<char*>(cubin.data()));
   }
-  nvrtcDestroyProgram(&prog);
+  n.nvrtcDestroyProgram(&prog);
   EXPECT_EQ(r, NVRTC_SUCCESS) << src.name << ":\n" << log;
   return cubin;
 }
