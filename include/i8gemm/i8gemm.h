@@ -9,7 +9,9 @@
  *   i8gemm_run(ctx, &problem, &args, stream);        one asynchronous launch, no sync, no alloc
  *
  * Every function returns a status and never throws; i8gemm_last_error() says what was wrong,
- * in words, for the calling thread. Several threads may use one context at once.
+ * in words, for the calling thread. Several threads may use one context at once, but two runs
+ * of one problem must not overlap on two streams where a split-K kernel or cuBLASLt serves them
+ * (one workspace per prepared problem; README, "Streams").
  * The formulas, rounding and limits are in docs/quantization.md. */
 #ifndef I8GEMM_H
 #define I8GEMM_H
