@@ -84,12 +84,14 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
   return {};
 }
 
-// The shapes that also run as a cluster of two blocks along M (cm2): CUTLASS's vLLM config
-// (ping-pong 128x128, cluster 2x1) and the two other shapes that won large-M tunes on the H200
-// (cooperative 256x128, ping-pong 64x256). Candidates do not know M: at M <= bm a cm2 kernel
-// runs with half its blocks computing a tile past M (correct, and slower; the tune times it).
+// The shapes that also run as a cluster of two blocks along M (cm2): CUTLASS's vLLM configs
+// (ping-pong 128x128 cluster 2x1 by default, ping-pong 64x128 cluster 2x1 for 64 < M <= 128)
+// and the two other shapes that won large-M tunes on the H200 (cooperative 256x128, ping-pong
+// 64x256). Candidates do not know M: at M <= bm a cm2 kernel runs with half its blocks computing
+// a tile past M (correct, and slower; the tune times it).
 bool clusters_pay(const KernelConfig& c) {
   return (c.schedule == kPingPong && c.bm == 128 && c.bn == 128) ||
+         (c.schedule == kPingPong && c.bm == 64 && c.bn == 128) ||
          (c.schedule == kCooperative && c.bm == 256 && c.bn == 128) ||
          (c.schedule == kPingPong && c.bm == 64 && c.bn == 256);
 }
@@ -120,7 +122,7 @@ std::vector<KernelConfig> split_variants(const GemmProblem& p, const KernelConfi
 // (one consumer's rows); bn 64/128/256 not past the padded N; at most 128 accumulators per
 // consumer thread; bk = 128; as many stages as fit (at most 8). At most 10 configs; then a cm2
 // variant of each clusters_pay shape among them and at most 6 split-K variants of three of them
-// (split_variants), after all the plain ones. At most 19 configs.
+// (split_variants), after all the plain ones. At most 20 configs.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;
