@@ -175,8 +175,7 @@ void run_tune(const TuneFlags& o) {
 
   const std::unique_ptr<Compiler> compiler = make_compiler(target);
   cache::Cache cache(resolve_cache_path(o.cache), cache::Cache::Mode::read_write);
-  std::vector<JitRequest> requests;
-  for (const KernelSpec& spec : specs) requests.push_back({emit(spec), spec});
+  std::vector<JitRequest> requests = jit_requests(specs);
   // Serving needs the utility module (quantize, colsum, the cuBLASLt dequant) beside the GEMM
   // kernels: stored here, a pre-tuned cache compiles nothing at prepare. The engine is NVIDIA's.
   if (!target.amd) requests.push_back({emit_utility(target.arch), std::nullopt});

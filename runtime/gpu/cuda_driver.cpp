@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "core/error.hpp"
+#include "core/shared_library.hpp"
 
 namespace i8g {
 namespace {
@@ -26,19 +27,13 @@ Loaded load() {
   // dlsym the exact symbol the header maps each name to (cuMemAlloc -> cuMemAlloc_v2), so
   // every pointer has the ABI of the prototype it is called through. (cuGetProcAddress would
   // hand out the newest version for CUDA_VERSION, e.g. the 3-argument cuStreamGetCtx_v2.)
-  bool missing = false;
 #define I8G_STR2(x) #x
 #define I8G_STR(x) I8G_STR2(x)
-#define I8G_DRIVER_FN(name)                                                   \
-  {                                                                           \
-    void* p = dlsym(lib, I8G_STR(name));                                      \
-    if (!p && !missing) l.why = std::string("the CUDA driver lacks ") + I8G_STR(name); \
-    missing |= !p;                                                            \
-    l.driver.name = reinterpret_cast<decltype(l.driver.name)>(p);             \
-  }
+#define I8G_DRIVER_FN(name) \
+  l.driver.name = reinterpret_cast<decltype(l.driver.name)>(library_symbol(lib, I8G_STR(name), "the CUDA driver", l.why));
 #include "runtime/gpu/cuda_driver_fns.inc"
 #undef I8G_DRIVER_FN
-  if (missing) return l;
+  if (!l.why.empty()) return l;
   const CUresult r = l.driver.cuInit(0);
   if (r != CUDA_SUCCESS) {
     const char* name = nullptr;

@@ -12,6 +12,31 @@ namespace i8g {
 
 namespace {
 
+// A launch of shape s in clusters, over `grid` blocks on `stream`: the config for
+// cuLaunchKernelEx and cuOccupancyMaxActiveClusters. Not copyable (config points at attr).
+struct ClusterLaunch {
+  CUlaunchAttribute attr{};
+  CUlaunchConfig config{};
+  ClusterLaunch(const LaunchShape& s, const unsigned (&grid)[3], CUstream stream) {
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = s.cluster[0];
+    attr.value.clusterDim.y = s.cluster[1];
+    attr.value.clusterDim.z = s.cluster[2];
+    config.gridDimX = grid[0];
+    config.gridDimY = grid[1];
+    config.gridDimZ = grid[2];
+    config.blockDimX = s.block[0];
+    config.blockDimY = s.block[1];
+    config.blockDimZ = s.block[2];
+    config.sharedMemBytes = s.dynamic_smem;
+    config.hStream = stream;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
 // How many blocks of `fn` can be resident at once when launched in clusters of `cluster`
 // blocks: the driver's count of co-resident clusters (cuOccupancyMaxActiveClusters: the SMs of
 // a GPC that fit a cluster, less any the GPC cannot pair) times the cluster size, at most
@@ -20,23 +45,10 @@ namespace {
 int resident_blocks(CUfunction fn, const LaunchShape& s, int sm_count) {
   const unsigned cluster = s.cluster[0] * s.cluster[1] * s.cluster[2];
   if (cluster <= 1 || !fn || sm_count <= 0) return sm_count;
-  CUlaunchAttribute attr{};
-  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attr.value.clusterDim.x = s.cluster[0];
-  attr.value.clusterDim.y = s.cluster[1];
-  attr.value.clusterDim.z = s.cluster[2];
-  CUlaunchConfig config{};
-  config.gridDimX = s.cluster[0];
-  config.gridDimY = s.cluster[1];
-  config.gridDimZ = s.cluster[2];
-  config.blockDimX = s.block[0];
-  config.blockDimY = s.block[1];
-  config.blockDimZ = s.block[2];
-  config.sharedMemBytes = s.dynamic_smem;
-  config.attrs = &attr;
-  config.numAttrs = 1;
+  const ClusterLaunch one(s, s.cluster, nullptr);  // a grid of one cluster
   int clusters = 0;
-  if (driver().cuOccupancyMaxActiveClusters(&clusters, fn, &config) != CUDA_SUCCESS || clusters <= 0) return sm_count;
+  if (driver().cuOccupancyMaxActiveClusters(&clusters, fn, &one.config) != CUDA_SUCCESS || clusters <= 0)
+    return sm_count;
   return int(std::min<int64_t>(sm_count, int64_t(clusters) * cluster));
 }
 
@@ -69,23 +81,8 @@ void KernelInstance::launch(const I8gArgs& a, CUstream stream) const {
     return;
   }
   // A cluster launch (stream capture records it as a kernel node with its cluster shape).
-  CUlaunchAttribute attr{};
-  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attr.value.clusterDim.x = s.cluster[0];
-  attr.value.clusterDim.y = s.cluster[1];
-  attr.value.clusterDim.z = s.cluster[2];
-  CUlaunchConfig config{};
-  config.gridDimX = s.grid[0];
-  config.gridDimY = s.grid[1];
-  config.gridDimZ = s.grid[2];
-  config.blockDimX = s.block[0];
-  config.blockDimY = s.block[1];
-  config.blockDimZ = s.block[2];
-  config.sharedMemBytes = s.dynamic_smem;
-  config.hStream = stream;
-  config.attrs = &attr;
-  config.numAttrs = 1;
-  check_cu(driver().cuLaunchKernelEx(&config, fn_, params, nullptr), "cuLaunchKernelEx");
+  const ClusterLaunch launch(s, s.grid, stream);
+  check_cu(driver().cuLaunchKernelEx(&launch.config, fn_, params, nullptr), "cuLaunchKernelEx");
 }
 
 }  // namespace i8g

@@ -112,6 +112,12 @@ std::optional<cache::StoredKernel> lookup(cache::Cache* c, const cache::BinaryKe
 
 }  // namespace
 
+std::vector<JitRequest> jit_requests(const std::vector<KernelSpec>& specs) {
+  std::vector<JitRequest> out;
+  for (const KernelSpec& spec : specs) out.push_back({emit(spec), spec});
+  return out;
+}
+
 JitPolicy prepare_policy() {
   JitPolicy p;
   p.threads = 0;
@@ -178,8 +184,7 @@ std::vector<JitOutcome> compile_and_store(
     cache::Cache& cache, const Compiler& compiler, const std::vector<KernelSpec>& specs,
     const Target& target, int threads,
     const std::function<void(size_t done, size_t total)>& progress) {
-  std::vector<JitRequest> requests;
-  for (const KernelSpec& spec : specs) requests.push_back({emit(spec), spec});
+  const std::vector<JitRequest> requests = jit_requests(specs);
   JitPolicy policy;
   policy.threads = threads;
   policy.progress = progress;

@@ -28,6 +28,8 @@ struct JitRequest {
   Source source;
   std::optional<KernelSpec> spec;
 };
+// One request per spec, its generated source.
+std::vector<JitRequest> jit_requests(const std::vector<KernelSpec>& specs);
 
 // How a batch treats compile threads, SASS and the cache.
 struct JitPolicy {
