@@ -10,8 +10,9 @@
 // - shared memory: per block, static + dynamic + the driver's reserved 1 KiB (sm_80+; 0 on
 //   sm_75), rounded up to 128 B (sm_80+) or 256 B (sm_75); blocks = smem_per_sm / that. More
 //   than smem_per_block_optin + reserved cannot launch.
-// - barriers: an SM holds 2 * max_blocks_per_sm barriers (sm_75, 80, 90) or max_blocks_per_sm
-//   (sm_86, 87, 89); blocks = that / barriers per block (cudaOccMaxBlocksPerSMBlockBarrierLimit).
+// - barriers: an SM holds 2 * max_blocks_per_sm barriers (sm_75, 80, 90, 100) or
+//   max_blocks_per_sm (sm_86, 87, 89, 120); blocks = that / barriers per block
+//   (cudaOccMaxBlocksPerSMBlockBarrierLimit).
 // - blocks: max_blocks_per_sm.
 #include <algorithm>
 #include <climits>
@@ -57,7 +58,7 @@ int estimate_blocks_per_sm(const Target& t, int regs, int threads, int smem, std
 
   int by_barriers = INT_MAX;
   if (barriers > 0 && by_blocks != INT_MAX) {
-    const bool one_set = t.sm == 86 || t.sm == 87 || t.sm == 89;  // 8.x with minor != 0
+    const bool one_set = t.sm == 86 || t.sm == 87 || t.sm == 89 || t.sm == 120;  // 8.x with minor != 0, 12.x
     by_barriers = (one_set ? by_blocks : 2 * by_blocks) / barriers;
   }
 

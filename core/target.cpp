@@ -30,11 +30,13 @@ constexpr ArchFacts kArchFacts[] = {
     {87, 16, 164, 163, 1536, 16},   // Orin
     {89, 58, 100, 99, 1536, 24},    // L4
     {90, 132, 228, 227, 2048, 32},  // H100 / H200 SXM
+    {100, 148, 228, 227, 2048, 32},  // B200
+    {120, 188, 100, 99, 1536, 24},   // RTX PRO 6000 Blackwell Server Edition
 };
 }  // namespace
 
 std::vector<std::string> Target::supported_archs() {
-  return {"sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
+  return {"sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_120"};
 }
 
 std::vector<std::string> Target::supported_amd_archs() { return {"gfx908", "gfx90a"}; }

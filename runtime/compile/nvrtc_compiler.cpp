@@ -1,7 +1,9 @@
 // NVRTC backend of Compiler. Each compile owns its nvrtcProgram (RAII), so several threads can
 // compile at once (NVRTC is thread-safe across distinct programs).
+#include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/embedded.hpp"
 #include "runtime/compile/compiler.hpp"
@@ -13,6 +15,20 @@ namespace {
 
 void check(nvrtcResult r, const char* where, const std::string& what) {
   if (r != NVRTC_SUCCESS) throw Error(where, fmt::format("{}: {}", what, nvrtc().nvrtcGetErrorString(r)));
+}
+
+// Refuses, before compiling, an arch this NVRTC does not know (sm_100 and sm_120 need 12.8 or
+// later), naming the library and what it can compile.
+void require_arch(const Target& target, const std::string& version) {
+  int n = 0;
+  check(nvrtc().nvrtcGetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs", target.arch);
+  std::vector<int> archs(size_t(std::max(n, 0)));
+  if (n > 0) check(nvrtc().nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs", target.arch);
+  if (std::find(archs.begin(), archs.end(), target.sm) != archs.end()) return;
+  throw Error(ErrorKind::unsupported, "nvrtc",
+              fmt::format("{} ({}) cannot compile for {}: it knows sm_{}. Use a newer toolkit's NVRTC "
+                          "(I8GEMM_NVRTC names the library to load)",
+                          version, nvrtc().path, target.arch, fmt::join(archs, ", sm_")));
 }
 
 // Owns one nvrtcProgram; destroyed on every path, including exceptions.
@@ -72,6 +88,7 @@ Binary NvrtcCompiler::compile(const Source& src, const Target& target) const {
   b.entry = src.entry;
   b.options = options(target);
   b.compiler = version();
+  require_arch(target, b.compiler);
 
   Program prog(src);
   check(nvrtc().nvrtcAddNameExpression(prog.get(), src.entry.c_str()), "nvrtcAddNameExpression", src.entry);

@@ -79,6 +79,20 @@ TEST(Occupancy, NamedBarriersLimitBlocksOnSm86) {
   // sm_80 has twice as many.
   EXPECT_EQ(blocks("sm_80", 16, 32, 0, &why, 2), 32);
   EXPECT_EQ(why, "blocks");
+  // sm_120: one set per resident block (24); sm_100 two (cuda_occupancy.h, CUDA 13.0).
+  EXPECT_EQ(blocks("sm_120", 16, 32, 0, &why, 2), 12);
+  EXPECT_EQ(why, "barriers");
+  EXPECT_EQ(blocks("sm_100", 16, 32, 0, &why, 2), 32);
+  EXPECT_EQ(why, "blocks");
+}
+
+TEST(Occupancy, Sm120HasLessSharedMemoryAndFewerThreadsThanSm100) {
+  std::string why;
+  EXPECT_EQ(blocks("sm_120", 32, 128, 99 * 1024 + 1, &why), 0);  // over the 99 KiB opt-in
+  EXPECT_EQ(why, "shared memory");
+  EXPECT_EQ(blocks("sm_100", 32, 128, 99 * 1024 + 1, &why), 2);  // 228 KiB per SM
+  EXPECT_EQ(blocks("sm_120", 32, 512, 0, &why), 3);                // 1536 threads
+  EXPECT_EQ(why, "threads");
 }
 
 }  // namespace

@@ -84,10 +84,20 @@ TEST(Target, KnowsEverySupportedArch) {
   EXPECT_FALSE(Target::from_arch("sm_90").arch_specific);
   EXPECT_EQ(Target::from_arch("sm90a").arch, "sm_90a");
   EXPECT_EQ(Target::from_arch("sm_90").sm_count, 132);
+  // Blackwell (CCCL's arch_traits): sm_100 as Hopper's shared memory and threads, sm_120 with
+  // 100 KiB per SM (99 KiB per block), 1536 threads and 24 blocks.
+  const Target b = Target::from_arch("sm_100"), g = Target::from_arch("sm_120");
+  EXPECT_EQ(b.smem_per_block_optin, 227 * 1024);
+  EXPECT_EQ(b.max_threads_per_sm, 2048);
+  EXPECT_EQ(g.smem_per_sm, 100 * 1024);
+  EXPECT_EQ(g.smem_per_block_optin, 99 * 1024);
+  EXPECT_EQ(g.max_threads_per_sm, 1536);
+  EXPECT_EQ(g.max_blocks_per_sm, 24);
+  EXPECT_FALSE(b.arch_specific);
 }
 
 TEST(Target, RejectsUnknownAndUnsupportedArchs) {
-  for (const char* a : {"sm_61", "sm_100", "sm_9", "cuda", "", "sm_90b", "gfx942"}) {
+  for (const char* a : {"sm_61", "sm_103", "sm_100a", "sm_9", "cuda", "", "sm_90b", "gfx942"}) {
     try {
       Target::from_arch(a);
       ADD_FAILURE() << a << " was accepted";

@@ -32,7 +32,7 @@ TEST_P(CompilerPerArch, ProducesCubinPtxAndLoweredKernelName) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, CompilerPerArch,
-                         ::testing::Values("sm_75", "sm_80", "sm_86", "sm_89", "sm_90a"));
+                         ::testing::Values("sm_75", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_100", "sm_120"));
 
 TEST(Compiler, VersionNamesNvrtcAndItsRelease) {
   const std::string v = make_compiler(Target::from_arch("sm_80"))->version();
@@ -76,6 +76,27 @@ TEST(Compiler, SyntaxErrorThrowsErrorCarryingTheWholeLog) {
     // Both diagnostics, not only the first line of the log.
     EXPECT_NE(e.message().find("undeclared_one"), std::string::npos) << e.message();
     EXPECT_NE(e.message().find("undeclared_two"), std::string::npos) << e.message();
+  }
+}
+
+// An arch the loaded NVRTC does not know is refused before compiling, naming the library and the
+// archs it knows (NVRTC 13 dropped sm_70, as NVRTC 12 before 12.8 lacks sm_100 and sm_120).
+TEST(Compiler, AnArchTheLoadedNvrtcLacksIsRefusedByName) {
+  Target t = Target::from_arch("sm_80");
+  t.arch = "sm_70";
+  t.sm = 70;
+  const std::string v = make_compiler(t)->version();
+  if (v.rfind("nvrtc 12.", 0) == 0) GTEST_SKIP() << v << " still compiles sm_70";
+  try {
+    make_compiler(t)->compile(test::plain_source(), t);
+    ADD_FAILURE() << "sm_70 compiled with " << v;
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(e.kind(), ErrorKind::unsupported) << m;
+    EXPECT_NE(m.find("cannot compile for sm_70"), std::string::npos) << m;
+    EXPECT_NE(m.find(v), std::string::npos) << m;
+    EXPECT_NE(m.find("sm_90"), std::string::npos) << m;
+    EXPECT_NE(m.find("I8GEMM_NVRTC"), std::string::npos) << m;
   }
 }
 

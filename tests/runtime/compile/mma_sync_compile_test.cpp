@@ -46,7 +46,7 @@ GemmProblem as_kn(GemmProblem p) {
 }  // namespace
 
 TEST(MmaSync, DefaultConfigsCompileWithoutSpillsAndUseTensorCores) {
-  for (const char* arch : {"sm_80", "sm_86", "sm_89", "sm_90a"}) {
+  for (const char* arch : {"sm_80", "sm_86", "sm_89", "sm_90a", "sm_100", "sm_120"}) {
     const Target t = Target::from_arch(arch);
     std::vector<KernelSpec> specs;
     std::set<std::string> seen;
