@@ -148,7 +148,7 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
   const std::string id = problem_id(p);
   if (auto it = prepared_.find(id); it != prepared_.end() && it->second->max_m >= max_m) return;
   std::unique_ptr<cache::Cache> c = open_cache_or_warn(cache_path_, cache_warning_);
-  const std::string cv = make_compiler(dev_.target)->version();
+  const std::string cv = serving_compiler(dev_.target, strict_, c.get())->version();
 
   // Tuned winners for this problem on this device and toolchain, by M bucket.
   std::map<int64_t, cache::Winner> tuned;

@@ -22,7 +22,7 @@ void Engine::load_all(const std::vector<KernelSpec>& specs, cache::Cache* c, std
   }
   if (!utility_) requests.push_back({emit_utility(dev_.target.arch), std::nullopt});
   if (requests.empty()) return;
-  const std::unique_ptr<Compiler> compiler = make_compiler(dev_.target);
+  const std::unique_ptr<Compiler> compiler = serving_compiler(dev_.target, strict_, c);
   std::vector<JitOutcome> got(requests.size());
   if (strict_) {
     for (size_t i = 0; i < requests.size(); ++i) {

@@ -93,6 +93,14 @@ std::string untrusted_cache_reason(const std::string& path);
 cache::StoredKernel fetch_or_compile(cache::Cache* c, const Compiler& compiler, const Source& src,
                                      const std::optional<KernelSpec>& spec, const Target& target,
                                      bool* compiled = nullptr);
+// The compiler prepare uses: make_compiler(target), loaded. In strict mode, when that compiler
+// cannot be loaded (no NVRTC in the serving image), a stand-in that compiles nothing and carries
+// the one compiler version of the cache's binaries for `target` (the binaries' keys hold it);
+// Error(not_in_cache) when the cache has none or several. Otherwise the loader's Error. `make`:
+// make_compiler, or a test's stand-in for a process without NVRTC.
+using CompilerFactory = std::function<std::unique_ptr<Compiler>(const Target&)>;
+std::unique_ptr<Compiler> serving_compiler(const Target& target, bool strict, cache::Cache* c,
+                                           const CompilerFactory& make = make_compiler);
 // The cache's binary for `src`, or nothing (no cache, not there, or a damaged entry, which is
 // reported): what strict mode serves from.
 std::optional<cache::StoredKernel> fetch_cached(cache::Cache* c, const Compiler& compiler, const Source& src,
