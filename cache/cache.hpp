@@ -185,6 +185,10 @@ class Cache {
   std::optional<StoredKernel> get_kernel(const BinaryKey& key);
   std::optional<StoredKernel> get_kernel(int64_t id);
   std::vector<StoredKernel> list_kernels(const ListFilter& f = {});  // by name, arch
+  // Fills in the SASS of entry `id` where it was stored without any (prepare's reports: serving
+  // spawns no disassembler): isa and report_json change only while isa is empty, so stored SASS
+  // is never replaced. Returns whether the entry changed.
+  bool add_sass(int64_t id, const std::string& isa, const std::string& report_json);
 
   void put_timings(const std::vector<Timing>& t);  // one transaction; appended, never replaced
   std::vector<Timing> timings(const TuneKey& key);  // oldest first

@@ -210,6 +210,19 @@ int64_t Cache::put_kernel(const StoredKernel& k) {
   return id;
 }
 
+bool Cache::add_sass(int64_t id, const std::string& isa, const std::string& report_json) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::add_sass");
+  if (isa.empty()) return false;
+  sql::Db& db = *impl_->db;
+  sql::WriteTxn txn(db);
+  sql::Stmt update(db, "UPDATE kernels SET isa=?1, report_json=?2 WHERE id=?3 AND isa=''");
+  update.bind(1, isa).bind(2, report_json).bind(3, id).run();
+  const bool changed = db.changes() > 0;
+  txn.commit();
+  return changed;
+}
+
 std::optional<StoredKernel> Cache::get_kernel(const BinaryKey& key) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   sql::Stmt s(*impl_->db, select_sql(true, kByKey).c_str());

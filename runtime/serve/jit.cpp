@@ -110,6 +110,31 @@ std::optional<cache::StoredKernel> lookup(cache::Cache* c, const cache::BinaryKe
   }
 }
 
+// A disassembling batch (tune) that finds a kernel prepare stored without SASS disassembles it
+// now and stores the SASS with its report, when the cache is writable (a read-only cache keeps
+// the note; `inspect show` still disassembles on demand).
+void fill_in_sass(cache::Cache& c, cache::StoredKernel& k) {
+  if (!k.isa.empty() || c.mode() != cache::Cache::Mode::read_write) return;
+  ResourceReport r;
+  try {
+    r = ResourceReport::from_json(nlohmann::json::parse(k.report_json));
+  } catch (const std::exception&) {
+    return;  // an unreadable report stays as it is; the audit names it
+  }
+  if (r.sass_note != kSassSkipped || r.amd.present) return;
+  add_sass(r, k.binary);
+  if (!r.sass_available) return;  // no nvdisasm here either: the note now says why
+  const std::string json = r.to_json().dump();
+  try {
+    if (c.add_sass(k.id, r.sass, json)) {
+      k.isa = r.sass;
+      k.report_json = json;
+    }
+  } catch (const Error& e) {  // the kernel itself is fine: only its SASS stays unstored
+    log_warning(fmt::format("could not store the SASS of {}: {}", k.key.name, e.what()));
+  }
+}
+
 }  // namespace
 
 std::vector<JitRequest> jit_requests(const std::vector<KernelSpec>& specs) {
@@ -137,6 +162,7 @@ std::vector<JitOutcome> fetch_or_compile_all(cache::Cache* c, const Compiler& co
     out[i].name = requests[i].source.name;
     KernelSource ks = with_override(requests[i].source);
     if (auto hit = lookup(c, binary_key(ks, compiler, target), policy.serving)) {
+      if (policy.sass == Sass::disassemble) fill_in_sass(*c, *hit);
       out[i].status = JitOutcome::Status::cached;
       out[i].kernel = std::move(*hit);
       continue;

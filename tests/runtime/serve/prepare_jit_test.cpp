@@ -111,6 +111,47 @@ TEST(PrepareJit, PreparesBatchAndSingleFetchSpawnNoHelperWhileTunesDoes) {
   EXPECT_TRUE(tool.spawned());
 }
 
+// A kernel prepare stored without SASS gets it when a tune finds it in a writable cache (once; the
+// SASS is then the cache's and is not replaced); a read-only cache keeps the note.
+TEST(PrepareJit, ATuneFillsInTheSassPrepareLeftOut) {
+  TempDir dir;
+  const Target t = Target::from_arch("sm_80");
+  const auto compiler = make_compiler(t);
+  if (!make_report(test::compiled(test::plain_source(), "sm_80"), t, 64, 0).sass_available)
+    GTEST_SKIP() << "no nvdisasm here (I8GEMM_NVDISASM)";
+  const JitRequest req = dp4a_request(t, 256);
+  const std::string path = dir.file("c.sqlite");
+  int64_t id = 0;
+  {
+    cache::Cache c(path, cache::Cache::Mode::read_write);
+    const JitOutcome prepared = fetch_or_compile_all(&c, *compiler, {req}, t, prepare_policy())[0];
+    ASSERT_EQ(prepared.status, JitOutcome::Status::compiled) << prepared.error;
+    id = prepared.kernel.id;
+  }
+  {  // read-only: found, served, left as it was
+    cache::Cache ro(path, cache::Cache::Mode::read_only);
+    const JitOutcome o = compile_and_store(ro, *compiler, {*req.spec}, t, 1)[0];
+    ASSERT_EQ(o.status, JitOutcome::Status::cached);
+    EXPECT_TRUE(o.kernel.isa.empty());
+    EXPECT_EQ(report_of(o.kernel).sass_note, kSassSkipped);
+  }
+  cache::Cache c(path, cache::Cache::Mode::read_write);
+  const JitOutcome tuned = compile_and_store(c, *compiler, {*req.spec}, t, 1)[0];
+  ASSERT_EQ(tuned.status, JitOutcome::Status::cached);
+  EXPECT_EQ(tuned.kernel.id, id);
+  EXPECT_NE(tuned.kernel.isa.find("IDP"), std::string::npos) << "a dp4a kernel's SASS has IDP.4A";
+  const std::optional<cache::StoredKernel> stored = c.get_kernel(id);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->isa, tuned.kernel.isa);
+  const ResourceReport rep = report_of(*stored);
+  EXPECT_TRUE(rep.sass_available);
+  EXPECT_NE(rep.sass_note, kSassSkipped);
+  EXPECT_GT(rep.instruction_mix.count("IDP"), 0u);
+  // Stored SASS is never replaced.
+  EXPECT_FALSE(c.add_sass(id, "other", "{}"));
+  EXPECT_EQ(c.get_kernel(id)->isa, tuned.kernel.isa);
+}
+
 TEST(PrepareJit, AParallelBatchGivesTheSerialResultsInRequestOrder) {
   TempDir dir;
   const Target t = Target::from_arch("sm_80");
