@@ -65,6 +65,17 @@ TmaBoxRows tma_box_rows(const KernelConfig& config);
 // The kernel leaves the counters zero again, so one clear at allocation serves every launch.
 size_t workspace_bytes(const KernelSpec& spec, int64_t m);
 
+// The arrival counters of a launch over `m` rows in its workspace (templates/splitk.h): `blocks`
+// runs of `words` int32 words, `pitch` bytes apart; none (blocks 0) without split-K. The partials
+// between them need no clearing, so a workspace that may hold anything (a caller's) is made
+// ready for the launch by zeroing these alone.
+struct SplitKCounters {
+  int64_t blocks = 0;
+  size_t words = 0;
+  size_t pitch = 0;
+};
+SplitKCounters splitk_counters(const KernelSpec& spec, int64_t m);
+
 // Byte alignment the kernel's vector loads need of x and w (and of their row pitch).
 int required_alignment(const KernelConfig& config);
 

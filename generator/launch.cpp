@@ -4,6 +4,7 @@
 
 #include "generator/families.hpp"
 #include "generator/generator.hpp"
+#include "templates/splitk.h"
 
 namespace i8g {
 
@@ -33,6 +34,14 @@ TmaBoxRows tma_box_rows(const KernelConfig& c) {
 
 size_t workspace_bytes(const KernelSpec& spec, int64_t m) {
   return family_info(spec.config.family).workspace(spec, m);
+}
+
+SplitKCounters splitk_counters(const KernelSpec& spec, int64_t m) {
+  const KernelConfig& c = spec.config;
+  const size_t bytes = workspace_bytes(spec, m);
+  if (c.split_k <= 1 || bytes == 0) return {};
+  const size_t pitch = size_t(splitk::tile_words(c.split_k, c.bm, c.bn)) * 4;
+  return {int64_t(bytes / pitch), size_t(splitk::kCounterWords), pitch};
 }
 
 std::vector<int64_t> m_buckets(int64_t max_m) {

@@ -9,13 +9,15 @@
  *   i8gemm_run(ctx, &problem, &args, stream);        one asynchronous launch, no sync, no alloc
  *
  * Every function returns a status and never throws; i8gemm_last_error() says what was wrong,
- * in words, for the calling thread. Several threads may use one context at once, but two runs
- * of one problem must not overlap on two streams where a split-K kernel or cuBLASLt serves them
- * (one workspace per prepared problem; README, "Streams").
+ * in words, for the calling thread. Several threads may use one context at once. i8gemm_run
+ * uses one workspace per prepared problem, so runs of one problem that may be in flight at once
+ * on several streams must use i8gemm_run_with_workspace, with a separate workspace each
+ * (README, "Streams").
  * The formulas, rounding and limits are in docs/quantization.md. */
 #ifndef I8GEMM_H
 #define I8GEMM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -108,6 +110,29 @@ I8GEMM_API i8gemm_status i8gemm_prepare(i8gemm_context* ctx, const i8gemm_proble
  * Never compiles, allocates or synchronizes; graph-capture safe. m == 0 is a no-op. */
 I8GEMM_API i8gemm_status i8gemm_run(i8gemm_context* ctx, const i8gemm_problem* problem,
                                     const i8gemm_args* args, void* stream);
+
+/* Concurrent runs of one problem: i8gemm_run keeps its scratch memory (split-K partials and
+ * counters, cuBLASLt's int32 accumulator and workspace) in the prepared problem, one for all its
+ * runs, so two runs of one problem in flight at once on two streams would corrupt each other's
+ * output. i8gemm_run_with_workspace takes that memory from the caller instead, as vLLM hands
+ * CUTLASS a workspace: give each stream (or each run that may overlap another) its own.
+ *
+ * i8gemm_workspace_size: the bytes any run of a prepared problem with m <= max_m needs
+ * (0 when none does: no split-K kernel or cuBLASLt bucket serves those rows). Host only; the
+ * answer holds until the problem is prepared again (a wider prepare may choose other kernels).
+ * NOT_PREPARED when prepare did not cover the problem up to max_m rows. */
+I8GEMM_API i8gemm_status i8gemm_workspace_size(i8gemm_context* ctx, const i8gemm_problem* problem,
+                                               int64_t max_m, size_t* bytes);
+/* i8gemm_run with the caller's workspace: device memory of the context's device, 256-byte
+ * aligned, of at least what i8gemm_workspace_size says for this run's m (NULL and 0 where that is
+ * 0). Its contents on entry do not matter and the run may overwrite all of it: split-K's arrival
+ * counters are cleared on `stream` first (a memset node inside a capture), so one workspace may
+ * serve any runs, of any problems, ordered on one stream, and a graph captured with it replays
+ * with it (two graphs that may run at once need two). A workspace too small, misaligned, or
+ * not device memory is INVALID_ARGUMENT with nothing launched. Otherwise as i8gemm_run. */
+I8GEMM_API i8gemm_status i8gemm_run_with_workspace(i8gemm_context* ctx, const i8gemm_problem* problem,
+                                                   const i8gemm_args* args, void* workspace,
+                                                   size_t workspace_bytes, void* stream);
 
 /* What i8gemm_run launches for m rows of a prepared problem: the kernel (or cuBLASLt
  * algorithm), the M bucket it serves, whether it is a tuned winner or the untuned default, and

@@ -133,6 +133,25 @@ i8gemm_status i8gemm_run(i8gemm_context* ctx, const i8gemm_problem* problem, con
   });
 }
 
+i8gemm_status i8gemm_workspace_size(i8gemm_context* ctx, const i8gemm_problem* problem, int64_t max_m,
+                                    size_t* bytes) {
+  return guarded([&] {
+    // The checks that need no device come first (tests/runtime/capi pins them without a GPU).
+    const i8g::GemmProblem p = i8g::workspace_query_from_c(problem, max_m, bytes);
+    *bytes = engine_of(ctx, "i8gemm_workspace_size").workspace_size(p, max_m);
+  });
+}
+
+i8gemm_status i8gemm_run_with_workspace(i8gemm_context* ctx, const i8gemm_problem* problem, const i8gemm_args* args,
+                                        void* workspace, size_t workspace_bytes, void* stream) {
+  return guarded([&] {
+    const char* where = "i8gemm_run_with_workspace";
+    const i8g::CallerWorkspace ws = i8g::workspace_from_c(workspace, workspace_bytes);
+    i8g::Engine& e = engine_of(ctx, where);
+    e.run(i8g::problem_from_c(problem, where), i8g::args_from_c(args, where), static_cast<CUstream>(stream), &ws);
+  });
+}
+
 i8gemm_status i8gemm_weight_colsum(i8gemm_context* ctx, const i8gemm_problem* problem, const int8_t* w,
                                    int32_t* colsum, void* stream) {
   return guarded([&] {

@@ -93,6 +93,21 @@ QuantizeRequest quantize_request_from_c(const i8gemm_quantize_args* args) {
   return q;
 }
 
+GemmProblem workspace_query_from_c(const i8gemm_problem* problem, int64_t max_m, size_t* bytes) {
+  const char* where = "i8gemm_workspace_size";
+  if (!bytes) throw Error(ErrorKind::invalid_argument, where, "bytes is null");
+  *bytes = 0;
+  if (max_m < 0) throw Error(ErrorKind::invalid_argument, where, fmt::format("max_m={} is negative", max_m));
+  return problem_from_c(problem, where);
+}
+
+CallerWorkspace workspace_from_c(void* workspace, size_t workspace_bytes) {
+  const CallerWorkspace w{workspace, workspace_bytes};
+  if (std::string why = workspace_refusal(w, 0); !why.empty())
+    throw Error(ErrorKind::invalid_argument, "i8gemm_run_with_workspace", why);
+  return w;
+}
+
 EngineOptions engine_options_from_c(const i8gemm_options* o, const char* where) {
   EngineOptions e;
   if (!o) return e;

@@ -182,9 +182,11 @@ void LtGemm::run(const LtAlgorithm& a, int64_t m, const void* x, const void* w, 
   const bool i8 = s.kind == Kind::i8_i32;
   check(s.l->cublasLtMatmul(s.l->handle, s.desc, i8 ? static_cast<const void*>(&one_i) : &one_f, w, s.a, x, &r.b,
                             i8 ? static_cast<const void*>(&zero_i) : &zero_f, c, &r.c, c, &r.c, &algo, workspace,
-                            std::min(a.workspace, kWorkspaceBytes), reinterpret_cast<cudaStream_t>(st)),
+                            run_workspace_bytes(a), reinterpret_cast<cudaStream_t>(st)),
         "cublasLtMatmul");
 }
+
+size_t LtGemm::run_workspace_bytes(const LtAlgorithm& a) { return std::min(a.workspace, kWorkspaceBytes); }
 
 std::string LtGemm::version() const {
   const size_t v = impl_->l->cublasLtGetVersion();

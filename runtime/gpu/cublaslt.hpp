@@ -49,6 +49,8 @@ class LtGemm {
   // are built in place on the stack, so nothing is allocated and no heuristic is asked.
   void run(const LtAlgorithm& a, int64_t m, const void* x, const void* w, void* c, void* workspace,
            CUstream s) const;
+  // The workspace bytes that run(a, ...) hands cuBLASLt: a's own need, at most kWorkspaceBytes.
+  static size_t run_workspace_bytes(const LtAlgorithm& a);
   std::string version() const;  // "cublasLt 13.0.x"
 
  private:

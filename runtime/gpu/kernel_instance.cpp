@@ -61,7 +61,16 @@ KernelInstance::KernelInstance(KernelSpec spec, CUfunction fn, int64_t max_m, in
       workspace_(zeroed_device_buffer(workspace_bytes(spec_, max_m))) {}
 
 void KernelInstance::launch(const I8gArgs& a, CUstream stream) const {
-  // More rows than the workspace was sized for would run past its end.
+  launch_into(a, stream, workspace_.get<int>(), false);  // its counters are zero since the clear at allocation
+}
+
+void KernelInstance::launch(const I8gArgs& a, CUstream stream, void* workspace) const {
+  launch_into(a, stream, static_cast<int*>(workspace), true);
+}
+
+void KernelInstance::launch_into(const I8gArgs& a, CUstream stream, int* workspace, bool clear_counters) const {
+  // More rows than the workspace was sized for would run past its end (the caller's: past what
+  // the engine checked it holds for a.m rows; this instance's own: past max_m's).
   if (a.m > max_m_)
     throw Error(ErrorKind::invalid_argument, "KernelInstance::launch",
                 fmt::format("{} was made for at most {} rows (its workspace is sized for them), not M={}",
@@ -69,11 +78,15 @@ void KernelInstance::launch(const I8gArgs& a, CUstream stream) const {
   I8gArgs args = a;
   args.n = spec_.problem.n;
   args.k = spec_.problem.k;
-  args.workspace = workspace_.get<int>();
+  args.workspace = workspace;
   const LaunchShape s = launch_shape(spec_, a.m, sm_count_);
   OperandMaps maps;
   void* params[] = {&args, &maps.x, &maps.w};
   if (tma_operands_) maps = operand_tensor_maps(spec_, args);
+  if (const SplitKCounters c = splitk_counters(spec_, a.m); clear_counters && c.blocks > 0)
+    check_cu(driver().cuMemsetD2D32Async(reinterpret_cast<CUdeviceptr>(workspace), c.pitch, 0u, c.words,
+                                         size_t(c.blocks), stream),
+             "cuMemsetD2D32Async");
   if (s.cluster[0] * s.cluster[1] * s.cluster[2] == 1) {
     check_cu(driver().cuLaunchKernel(fn_, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2],
                                      s.dynamic_smem, stream, params, nullptr),

@@ -2,8 +2,10 @@
 // zeroed once when the instance is made and sized for the most rows it will serve. A launch
 // leaves the workspace's arrival counters at zero again (templates/mma_frag.h), so that one
 // clear serves every later launch and graph replay; two kernels never share a workspace (one's
-// partial tiles would be the other's counters). Serving, tuning and bench all launch kernels
-// through this type, so the workspace rule lives here only.
+// partial tiles would be the other's counters). A launch into a caller's workspace instead
+// (i8gemm_run_with_workspace) clears that launch's counters first, so any memory serves.
+// Serving, tuning and bench all launch kernels through this type, so the workspace rule lives
+// here only.
 #pragma once
 #include <cuda.h>
 
@@ -33,10 +35,17 @@ class KernelInstance {
   // instance; families that load with TMA get their two tensor maps encoded here (host only).
   // Only a launch: no allocation, no synchronization, so it is safe while capturing.
   void launch(const I8gArgs& a, CUstream stream) const;
+  // The same into a caller's workspace of at least workspace_bytes(spec(), a.m) bytes, which
+  // may hold anything: the launch's arrival counters are zeroed first on `stream` (one 2D
+  // memset, captured as a memset node), so the caller needs no clear and may reuse the memory
+  // for other kernels in between. Nothing is launched for a kernel without split-K's workspace.
+  void launch(const I8gArgs& a, CUstream stream, void* workspace) const;
   // Empty when the kernel does not split K (tests read the counters back through it).
   const DeviceBuffer& workspace() const { return workspace_; }
 
  private:
+  void launch_into(const I8gArgs& a, CUstream stream, int* workspace, bool clear_counters) const;
+
   KernelSpec spec_;
   CUfunction fn_ = nullptr;
   int64_t max_m_ = 0;

@@ -52,12 +52,33 @@ LtAlgorithm LtDequant::pick(int index, int64_t tuned_m, int64_t m_lo, int64_t m_
 }
 
 void LtDequant::run(const LtAlgorithm& algo, const I8gArgs& a, CUstream stream) const {
+  run_into(algo, a, stream, acc_.get<int32_t>(), workspace_.get());
+}
+
+namespace {
+
+size_t round256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+size_t acc_bytes(int64_t n, int64_t m) { return round256(size_t(m) * size_t(n) * 4); }
+
+}  // namespace
+
+size_t LtDequant::scratch_bytes(int64_t n, int64_t m, const LtAlgorithm& algo) {
+  return m > 0 ? acc_bytes(n, m) + LtGemm::run_workspace_bytes(algo) : 0;
+}
+
+void LtDequant::run(const LtAlgorithm& algo, const I8gArgs& a, CUstream stream, void* scratch) const {
+  char* base = static_cast<char*>(scratch);
+  run_into(algo, a, stream, reinterpret_cast<int32_t*>(base), base + acc_bytes(p_.n, a.m));
+}
+
+void LtDequant::run_into(const LtAlgorithm& algo, const I8gArgs& a, CUstream stream, int32_t* acc,
+                         void* workspace) const {
   check_rows(a.m);
   // Any M's descriptor serves: the m-row layouts are made per call.
   const LtGemm* g = base_.load(std::memory_order_acquire);
   if (!g) throw Error(ErrorKind::internal, "LtDequant::run", "no descriptor was made at prepare (pick first)");
-  g->run(algo, a.m, a.x, a.w, acc_.get(), workspace_.get(), stream);
-  dequant_(acc_.get<int32_t>(), a, stream);
+  g->run(algo, a.m, a.x, a.w, acc, workspace, stream);
+  dequant_(acc, a, stream);
 }
 
 void LtDequant::check_rows(int64_t m) const {

@@ -51,8 +51,14 @@ class LtDequant {
   // The run path: cuBLASLt with that algorithm over a.m rows (layouts built in place from the
   // descriptor made at prepare: no allocation, no heuristic), then the dequant.
   void run(const LtAlgorithm& algo, const I8gArgs& a, CUstream stream) const;
+  // The same with a caller's scratch memory instead of this object's accumulator and cuBLASLt
+  // workspace: at least scratch_bytes(n, a.m, algo) bytes at a 256-byte aligned `scratch`, the
+  // accumulator first (its bytes rounded up to 256), then cuBLASLt's workspace.
+  void run(const LtAlgorithm& algo, const I8gArgs& a, CUstream stream, void* scratch) const;
+  static size_t scratch_bytes(int64_t n, int64_t m, const LtAlgorithm& algo);
 
  private:
+  void run_into(const LtAlgorithm& algo, const I8gArgs& a, CUstream stream, int32_t* acc, void* workspace) const;
   const LtGemm& gemm(int64_t m) const;
   void check_rows(int64_t m) const;
 

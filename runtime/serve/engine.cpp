@@ -30,6 +30,11 @@ struct Engine::Prepared {
     bool tuned;                    // from a tuned winner (else the untuned default)
     bool compiled;                 // its kernel was compiled by this process
     LtAlgorithm lt;                // the algorithm itself, fixed at prepare (cuBLASLt buckets)
+    // Bytes of a caller's workspace a run of m rows (> 0) here needs: the kernel's split-K
+    // workspace, or cuBLASLt's accumulator and workspace. Arithmetic only (the run path).
+    size_t workspace(int64_t n, int64_t m) const {
+      return kernel ? workspace_bytes(kernel->spec(), m) : LtDequant::scratch_bytes(n, m, lt);
+    }
   };
   GemmProblem problem;
   int64_t max_m = 0;
@@ -367,43 +372,76 @@ void Engine::check_pointer(const void* p, size_t align, const char* what, const 
                                dev_.ordinal));
 }
 
-void Engine::run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const {
+void Engine::run(const GemmProblem& p, const I8gArgs& a, CUstream stream, const CallerWorkspace* ws) const {
+  const char* where = ws ? "i8gemm_run_with_workspace" : "i8gemm_run";
   std::shared_lock lock(mu_);
   auto it = prepared_.find(problem_id(p));
   if (it == prepared_.end()) {
     CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
     driver().cuStreamIsCapturing(stream, &cs);
-    throw Error(ErrorKind::not_prepared, "i8gemm_run",
+    throw Error(ErrorKind::not_prepared, where,
                    fmt::format("problem {} was not prepared{}; call i8gemm_prepare first, before any "
                                "graph capture", p.key(),
                                cs == CU_STREAM_CAPTURE_STATUS_ACTIVE ? " (the stream is capturing)" : ""));
   }
   const Prepared& prep = *it->second;
   if (a.m < 0 || a.m > prep.max_m)
-    throw Error(ErrorKind::invalid_argument, "i8gemm_run",
+    throw Error(ErrorKind::invalid_argument, where,
                    fmt::format("m={} is outside [0, {}] (the max_m it was prepared for)", a.m, prep.max_m));
-  if (a.m == 0) return;
   const Prepared::Bucket* bucket = nullptr;
   for (const auto& b : prep.buckets)
     if (a.m <= b.max_m) { bucket = &b; break; }
   const KernelInstance* k = bucket->kernel;
+  const size_t need = ws && a.m > 0 ? bucket->workspace(p.n, a.m) : 0;
+  if (ws)
+    if (std::string why = workspace_refusal(*ws, need); !why.empty())
+      throw Error(ErrorKind::invalid_argument, where,
+                  fmt::format("{} ({} over m={}); size it with i8gemm_workspace_size for the largest m it serves", why,
+                              k ? k->spec().name() : "cuBLASLt's accumulator and workspace", a.m));
+  if (a.m == 0) return;
   const int vec = k ? required_alignment(k->spec().config) : 16;
-  check_stream(stream, "i8gemm_run");
-  check_pointer(a.x, size_t(vec), "x", "i8gemm_run");
-  check_pointer(a.w, size_t(vec), "w", "i8gemm_run");
-  check_pointer(a.out, out_element_size(p.out), "out", "i8gemm_run");
+  check_stream(stream, where);
+  check_pointer(a.x, size_t(vec), "x", where);
+  check_pointer(a.w, size_t(vec), "w", where);
+  check_pointer(a.out, out_element_size(p.out), "out", where);
   if (p.out != OutType::i32) {
-    check_pointer(a.x_scale, 4, "x_scale", "i8gemm_run");
-    check_pointer(a.w_scale, 4, "w_scale", "i8gemm_run");
+    check_pointer(a.x_scale, 4, "x_scale", where);
+    check_pointer(a.w_scale, 4, "w_scale", where);
   }
-  if (p.bias) check_pointer(a.bias, 4, "bias", "i8gemm_run");
+  if (p.bias) check_pointer(a.bias, 4, "bias", where);
   if (p.asymmetric) {
-    check_pointer(a.x_zero_point, 4, "x_zero_point", "i8gemm_run");
-    check_pointer(a.w_colsum, 4, "w_colsum", "i8gemm_run");
+    check_pointer(a.x_zero_point, 4, "x_zero_point", where);
+    check_pointer(a.w_colsum, 4, "w_colsum", where);
   }
+  if (need > 0) check_pointer(ws->ptr, kWorkspaceAlignment, "workspace", where);
   CurrentContext cc(ctx_);
+  // Prepare fixed the cuBLASLt algorithm and loaded the utility module.
+  if (ws) return k ? k->launch(a, stream, ws->ptr) : prep.lt->run(bucket->lt, a, stream, ws->ptr);
   if (k) return k->launch(a, stream);
-  prep.lt->run(bucket->lt, a, stream);  // prepare fixed the algorithm and loaded the utility module
+  prep.lt->run(bucket->lt, a, stream);
+}
+
+size_t Engine::workspace_size(const GemmProblem& p, int64_t max_m) const {
+  std::shared_lock lock(mu_);
+  auto it = prepared_.find(problem_id(p));
+  if (it == prepared_.end())
+    throw Error(ErrorKind::not_prepared, "i8gemm_workspace_size",
+                fmt::format("problem {} was not prepared; call i8gemm_prepare first", p.key()));
+  const Prepared& prep = *it->second;
+  if (max_m > prep.max_m)
+    throw Error(ErrorKind::not_prepared, "i8gemm_workspace_size",
+                fmt::format("problem {} is prepared for m up to {}, not max_m={}; prepare it for that many rows "
+                            "first",
+                            p.key(), prep.max_m, max_m));
+  // Each bucket's need grows with m, so its largest m at or below max_m is its worst.
+  size_t bytes = 0;
+  int64_t lo = 1;
+  for (const auto& b : prep.buckets) {
+    if (lo > max_m) break;
+    bytes = std::max(bytes, b.workspace(p.n, std::min(b.max_m, max_m)));
+    lo = b.max_m + 1;
+  }
+  return bytes;
 }
 
 void Engine::weight_colsum(const GemmProblem& p, const int8_t* w, int32_t* colsum, CUstream stream) {

@@ -18,6 +18,7 @@
 #include "runtime/gpu/kernel_instance.hpp"
 #include "runtime/gpu/lt_dequant.hpp"
 #include "runtime/serve/candidate.hpp"
+#include "runtime/serve/workspace.hpp"
 #include "generator/types.hpp"
 #include "templates/i8g_args.h"
 
@@ -63,7 +64,13 @@ class Engine {
 
   const DeviceInfo& device() const { return dev_; }
   void prepare(const GemmProblem& p, int64_t max_m);
-  void run(const GemmProblem& p, const I8gArgs& a, CUstream stream) const;
+  // With `ws`, the run's scratch memory (split-K partials and counters, cuBLASLt's accumulator
+  // and workspace) is the caller's, checked against what this run needs before anything is
+  // launched; without, the prepared problem's own (one per problem: runs of it on two streams
+  // must not overlap).
+  void run(const GemmProblem& p, const I8gArgs& a, CUstream stream, const CallerWorkspace* ws = nullptr) const;
+  // Bytes of caller workspace any run of prepared `p` over m <= max_m rows needs (0: none).
+  size_t workspace_size(const GemmProblem& p, int64_t max_m) const;
   void weight_colsum(const GemmProblem& p, const int8_t* w, int32_t* colsum, CUstream stream);
   void quantize(const QuantizeRequest& q, CUstream stream);
   // What run() would launch for m rows (for tests and `bench`), or nothing if unprepared.

@@ -224,6 +224,7 @@ TEST(MmaSyncRules, SplitKVariantsServeDecodeWithNoEmptySlice) {
         const KernelSpec s{p, c, t.arch};
         if (c.split_k == 1) {
           EXPECT_EQ(workspace_bytes(s, 4096), 0u) << s.name();
+          EXPECT_EQ(splitk_counters(s, 4096).blocks, 0) << s.name() << ": nothing to clear";
           continue;
         }
         ++split;
@@ -238,6 +239,11 @@ TEST(MmaSyncRules, SplitKVariantsServeDecodeWithNoEmptySlice) {
           const LaunchShape l = launch_shape(s, m);
           const size_t tiles = size_t(l.grid[0]) * l.grid[1];
           EXPECT_EQ(workspace_bytes(s, m), 4 * tiles * (32 + size_t(c.split_k) * c.bm * c.bn)) << s.name();
+          // A caller's workspace gets exactly the counter words cleared: one block per tile.
+          const SplitKCounters sk = splitk_counters(s, m);
+          EXPECT_EQ(size_t(sk.blocks), tiles) << s.name();
+          EXPECT_EQ(sk.words, 32u) << s.name();
+          EXPECT_EQ(sk.pitch, 4 * (32 + size_t(c.split_k) * c.bm * c.bn)) << s.name();
         }
       }
       // Shapes whose one row of 256-wide tiles leaves SMs idle get splits, unless K is too

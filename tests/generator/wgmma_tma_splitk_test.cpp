@@ -114,6 +114,12 @@ TEST(WgmmaTmaSplitK, PersistentGridOverUnitsAndWorkspacePerTile) {
       // Per tile: 32 counter words (one per consumer half in use), one bm x bn int32 partial per slice.
       const size_t want = c.split_k == 1 ? 0 : size_t(4 * n * (32 + int64_t(c.split_k) * c.bm * c.bn));
       EXPECT_EQ(workspace_bytes(s, m), want) << s.name() << " M=" << m;
+      // The counters a launch into a caller's workspace clears: 32 words at the head of each tile.
+      const SplitKCounters sk = splitk_counters(s, m);
+      EXPECT_EQ(sk.blocks, c.split_k == 1 ? 0 : n) << s.name() << " M=" << m;
+      if (c.split_k > 1) {
+        EXPECT_EQ(sk.blocks * int64_t(sk.pitch), int64_t(want)) << s.name();
+      }
     }
   }
 }

@@ -54,6 +54,34 @@ TEST(CapiArguments, NullContextAndNullOutAreInvalidArguments) {
   EXPECT_EQ(i8gemm_quantize(nullptr, &q, nullptr), I8GEMM_ERROR_INVALID_ARGUMENT);
 }
 
+// The caller-workspace entry points check what needs no device before the context: a size
+// query with no place to put the answer or a negative max_m, a workspace null with a size or
+// off its 256-byte alignment. Nothing is launched for any of them.
+TEST(CapiArguments, WorkspaceSizeAndRunWithWorkspaceRefuseBadInputFirst) {
+  const i8gemm_problem p{64, 64, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TOKEN, I8GEMM_SCALE_PER_CHANNEL,
+                         I8GEMM_OUT_BF16, 0, 0};
+  size_t bytes = 99;
+  EXPECT_EQ(i8gemm_workspace_size(nullptr, &p, 16, nullptr), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(i8gemm_last_error()).find("bytes is null"), std::string::npos) << i8gemm_last_error();
+  EXPECT_EQ(i8gemm_workspace_size(nullptr, &p, -5, &bytes), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(i8gemm_last_error()).find("max_m=-5"), std::string::npos) << i8gemm_last_error();
+  EXPECT_EQ(bytes, 0u);
+  EXPECT_EQ(i8gemm_workspace_size(nullptr, nullptr, 16, &bytes), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(i8gemm_last_error()).find("problem is null"), std::string::npos) << i8gemm_last_error();
+  EXPECT_EQ(i8gemm_workspace_size(nullptr, &p, 16, &bytes), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(i8gemm_last_error()).find("context"), std::string::npos) << i8gemm_last_error();
+
+  i8gemm_args a{};
+  a.m = 1;
+  EXPECT_EQ(i8gemm_run_with_workspace(nullptr, &p, &a, reinterpret_cast<void*>(0x10040), 4096, nullptr),
+            I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(i8gemm_last_error()).find("256-byte aligned"), std::string::npos) << i8gemm_last_error();
+  EXPECT_EQ(i8gemm_run_with_workspace(nullptr, &p, &a, nullptr, 4096, nullptr), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(i8gemm_last_error()).find("workspace is null"), std::string::npos) << i8gemm_last_error();
+  EXPECT_EQ(i8gemm_run_with_workspace(nullptr, &p, &a, nullptr, 0, nullptr), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(i8gemm_last_error()).find("context"), std::string::npos) << i8gemm_last_error();
+}
+
 TEST(CapiArguments, OptionsChoiceAndLogLevelRefuseBadInput) {
   i8gemm_context* ctx = nullptr;
   i8gemm_options o{};  // struct_size 0: an uninitialized struct, refused before any device work

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs a build into a temporary prefix and builds a small C consumer against it, once with
 # find_package(i8gemm) and once with pkg-config; both must load the library and agree with the
-# header's version. Also checks the soname and that the installed CLI runs.
+# header's version. Also checks the soname, that every function the header declares is
+# exported, and that the installed CLI runs.
 #   consumer_check.sh BUILD_DIR [C_FLAGS]   (C_FLAGS: the build's own, e.g. its sanitizers)
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -21,6 +22,14 @@ soname=$(readelf -d "$prefix/lib/libi8gemm.so.0" | sed -n 's/.*(SONAME).*\[\(.*\
 [[ "$soname" == libi8gemm.so.0 ]] || fail "soname is '$soname', expected libi8gemm.so.0"
 "$prefix/bin/i8gemm" --version > "$tmp/version.txt" || fail "installed i8gemm --version"
 grep -q '^i8gemm [0-9]*\.[0-9]*\.[0-9]* (commit ' "$tmp/version.txt" || fail "--version: $(head -1 "$tmp/version.txt")"
+
+# Every function the header declares is exported by the library (exports.map keeps i8gemm_*).
+declared=$(sed -E -n 's/^I8GEMM_API [^(]*[ *](i8gemm_[a-z0-9_]+)\(.*/\1/p' "$prefix/include/i8gemm/i8gemm.h")
+[[ -n "$declared" ]] || fail "no I8GEMM_API function found in the installed header"
+exported=$(nm -D --defined-only "$prefix/lib/libi8gemm.so.0")
+for fn in $declared; do
+  grep -qw "$fn" <<< "$exported" || fail "$fn is declared in i8gemm.h but libi8gemm.so.0 does not export it"
+done
 
 mkdir -p "$tmp/consumer"
 cat > "$tmp/consumer/main.c" <<'C'

@@ -101,6 +101,36 @@ TEST(CapiArgs, QuantizeRowsBeyondTheGridLimitAreRejected) {
   EXPECT_EQ(status_of([&] { quantize_request_from_c(&q); }), I8GEMM_SUCCESS);
 }
 
+TEST(CapiArgs, WorkspaceSizeQueryRefusesNullOutNegativeMaxMAndBadProblems) {
+  const i8gemm_problem p = valid_problem();
+  EXPECT_EQ(status_of([&] { workspace_query_from_c(&p, 16, nullptr); }), I8GEMM_ERROR_INVALID_ARGUMENT);
+  size_t bytes = 77;
+  EXPECT_EQ(status_of([&] { workspace_query_from_c(&p, -1, &bytes); }), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(bytes, 0u) << "a refused query leaves 0, never a stale size";
+  bytes = 77;
+  EXPECT_EQ(status_of([&] { workspace_query_from_c(nullptr, 16, &bytes); }), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(bytes, 0u);
+  i8gemm_problem bad = p;
+  bad.k = 0;
+  EXPECT_EQ(status_of([&] { workspace_query_from_c(&bad, 16, &bytes); }), I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(workspace_query_from_c(&p, 0, &bytes).key(), "n2560_k4096_nk_tok_ch_bf16") << "max_m 0 is a question";
+}
+
+TEST(CapiArgs, ARunsWorkspaceIsRefusedMisalignedOrNullWithASize) {
+  EXPECT_EQ(status_of([] { workspace_from_c(nullptr, 0); }), I8GEMM_SUCCESS);
+  EXPECT_EQ(status_of([] { workspace_from_c(reinterpret_cast<void*>(0x20000), 1 << 20); }), I8GEMM_SUCCESS);
+  EXPECT_EQ(status_of([] { workspace_from_c(reinterpret_cast<void*>(0x20080), 1 << 20); }),
+            I8GEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(status_of([] { workspace_from_c(nullptr, 256); }), I8GEMM_ERROR_INVALID_ARGUMENT);
+  try {
+    workspace_from_c(reinterpret_cast<void*>(0x20010), 4096);
+    ADD_FAILURE() << "a misaligned workspace was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "i8gemm_run_with_workspace");
+    EXPECT_NE(std::string(e.what()).find("256-byte aligned"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CapiArgs, OptionsAreReadOnlyWithinTheirStructSize) {
   EXPECT_FALSE(engine_options_from_c(nullptr, "t").strict) << "no options: the defaults";
   i8gemm_options o{};
