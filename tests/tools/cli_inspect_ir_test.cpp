@@ -31,7 +31,7 @@ class CliInspectIr : public ::testing::Test {
   // Two gfx90a mfma kernels of the smallest TP4 shape, compiled by this build.
   std::string amd_cache() {
     const std::string c = dir_.file("amd.sqlite");
-    const Result r = run({"tune", "--compile-only", "--arch", "gfx90a", "--shape", "4096x384", "--filter",
+    const Result r = run({"tune", "--compile-only", "--arch", "gfx90a", "--shape", "768x4096", "--filter",
                           "bm64_bn64_bk64_ins16_wm2_wn2_s1|bm64_bn64_bk64_ins32_wm2_wn1_s2", "-j", "2", "--cache", c});
     EXPECT_TRUE(r.ok()) << r.describe();
     return c;
