@@ -16,6 +16,10 @@ install(TARGETS i8gemm RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET i8gemm_hiprtc_worker)
   install(TARGETS i8gemm_hiprtc_worker RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   install(TARGETS i8gemm_hiprtc_worker RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  if(TARGET i8gemm_llvm_ir)  # the worker's IR reader, loaded from the worker's own folder
+    install(TARGETS i8gemm_llvm_ir LIBRARY DESTINATION ${CMAKE_INSTALL_BINDIR})
+    install(TARGETS i8gemm_llvm_ir LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  endif()
 endif()
 
 install(EXPORT i8gemmTargets NAMESPACE i8gemm:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/i8gemm)

@@ -38,6 +38,7 @@ void seeds_for(const fs::path& out, const std::string& arch, int* written) {
     put(out / "fuzz_report", arch + ".json", r.to_json().dump());
     if (t.amd) {
       put(out / "fuzz_amd_code_object", arch + ".co", b.image.data(), b.image.size());
+      if (!b.ir.empty()) put(out / "fuzz_llvm_ir", arch + ".ll", b.ir);
     } else {
       put(out / "fuzz_cubin", arch + ".cubin", b.image.data(), b.image.size());
       put(out / "fuzz_ptxas_log", arch + ".log", b.log);

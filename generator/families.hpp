@@ -78,6 +78,10 @@ struct FamilyInfo {
   int (*static_smem)(const KernelConfig& config) = no_smem;   // declared in the template
   int (*dynamic_smem)(const KernelConfig& config) = no_smem;  // passed at launch
   int (*registers)(const KernelConfig& config) = nullptr;     // per thread, estimated
+  // Matrix-core instructions of one K step (the loop body), which the kernel's IR and ISA must
+  // hold once per copy of that body: once, or once per K step where a compile-time K lets the
+  // compiler unroll the whole K loop. Null where the audit does not count them.
+  int (*matrix_instructions)(const KernelConfig& config) = nullptr;
   // Grid, block and dynamic shared memory over m rows; sm_count is the device's (0 unknown),
   // for persistent kernels.
   LaunchShape (*launch)(const KernelSpec& spec, int64_t m, int sm_count) = tile_launch;

@@ -31,6 +31,12 @@ int registers(const KernelConfig& c) {
   return fm * fn * (c.instr * c.instr / 64) + fm + fn + staged + 3 * fn + 32;
 }
 
+// One K step's MFMAs per wave (FM x FN blocks, BK / k per instruction): the template
+// instantiates compute() once, in the K loop.
+int matrix_instructions(const KernelConfig& c) {
+  return (c.bm / c.warps_m / c.instr) * (c.bn / c.warps_n / c.instr) * (c.bk / k_per_instr(c.instr));
+}
+
 std::string unsupported(const GemmProblem&, const Target&) { return {}; }  // any AMD target, any problem
 
 std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Target& t) {
@@ -132,6 +138,7 @@ const FamilyInfo& mfma_family() {
     f.threads = threads;
     f.static_smem = static_smem;
     f.registers = registers;
+    f.matrix_instructions = matrix_instructions;
     f.alignment = [](const KernelConfig& c) { return c.vec; };
     f.template_args = template_args;
     return f;

@@ -4,11 +4,13 @@
 set -euo pipefail
 
 # libamdhip64-dev, libhiprtc-builtins5, libamd-comgr-dev: hipRTC + comgr (ROCm 5.2) for the
-# AMD backend (compiled and audited here, never run); llvm-14: llvm-objdump-14 for AMDGPU ISA;
+# AMD backend (compiled and audited here, never run); llvm-15-dev: the LLVM comgr 5.2 is built
+# on (libLLVM-15), whose C++ API reads the AMD kernels' IR in the hipRTC worker;
+# llvm-14: llvm-objdump-14 / llvm-readelf-14, the tests' independent reading of code objects;
 # clang-14 + libclang-rt-14-dev: libFuzzer and the sanitizer runtimes (scripts/fuzz.sh).
 debs=(cmake g++ make pkg-config libsqlite3-dev libfmt-dev libcli11-dev libgtest-dev
       nlohmann-json3-dev libssl-dev libamdhip64-dev libhiprtc-builtins5 libamd-comgr-dev
-      llvm-14 clang-14 libclang-rt-14-dev)
+      llvm-15-dev llvm-14 clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

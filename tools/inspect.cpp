@@ -17,6 +17,7 @@
 #include "runtime/compile/compiler.hpp"
 #include "runtime/report/report.hpp"
 #include "tools/cli.hpp"
+#include "tools/inspect_amd.hpp"
 
 namespace i8g::cli {
 namespace {
@@ -24,6 +25,7 @@ namespace {
 struct InspectOptions {
   std::string cache, filter, name;
   bool json = false;
+  bool ir = false;  // show: the IR alone (PTX, or LLVM IR for AMD entries)
 };
 
 constexpr const char* kAmdNotice =
@@ -164,6 +166,24 @@ std::string sass_on_demand(const cache::StoredKernel& k, std::optional<ResourceR
   return r.sass;
 }
 
+const char* ir_kind(const cache::StoredKernel& k) { return is_amd(k) ? "LLVM IR" : "PTX"; }
+
+// `show NAME --ir`: the IR alone, for a reader or a pipe into llvm-as / ptxas.
+void show_ir(const cache::StoredKernel& k, bool json) {
+  if (k.ir.empty())
+    throw Error("inspect show --ir",
+                fmt::format("{} has no {} stored (an entry made before IR was kept, or its compile log says why)",
+                            k.key.name, ir_kind(k)));
+  if (json) {
+    nlohmann::json doc = json_document("inspect-show-ir");
+    doc.update(nlohmann::json{{"name", k.key.name}, {"arch", k.key.arch}, {"ir_kind", is_amd(k) ? "llvm" : "ptx"},
+                              {"ir", k.ir}});
+    print_safe("{}\n", doc.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
+  } else {
+    print_safe("{}", k.ir);
+  }
+}
+
 void run_show(const InspectOptions& o) {
   cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
   CurrentBuild build;
@@ -171,6 +191,7 @@ void run_show(const InspectOptions& o) {
   const auto full = pick_entry(c, o.name, build, &all);
   if (!full) throw Error("inspect show", fmt::format("no kernel named '{}' in {}", o.name, c.path()));
   const cache::StoredKernel& k = *full;
+  if (o.ir) return show_ir(k, o.json);
   std::string no_report;
   std::optional<ResourceReport> rep = report_of(k, &no_report);
   const std::string isa = k.isa.empty() ? sass_on_demand(k, rep) : k.isa;
@@ -182,7 +203,8 @@ void run_show(const InspectOptions& o) {
     j["source"] = k.source;
     j["entry"] = k.entry;
     j["lowered_name"] = k.lowered_name;
-    j["ptx"] = k.ir;
+    j["ptx"] = is_amd(k) ? "" : k.ir;
+    j["llvm_ir"] = is_amd(k) ? k.ir : "";
     j["sass"] = isa;
     j["log"] = k.log;
     j["binary_sha256"] = k.binary_sha256;
@@ -215,10 +237,7 @@ void run_show(const InspectOptions& o) {
   }
   print_safe("== source ==\n{}\n", k.source);
   print_safe("== compiler log ==\n{}\n", k.log);
-  if (is_amd(k))
-    print_safe("== IR ==\nnone: hipRTC 5.2 returns only the code object\n");
-  else
-    print_safe("== PTX ==\n{}\n", k.ir);
+  print_safe("== {} ==\n{}\n", ir_kind(k), k.ir.empty() ? "none stored" : k.ir);
   const char* isa_title = is_amd(k) ? "AMDGPU ISA (comgr disassembly of the kernel symbol)" : "SASS";
   if (isa.empty())
     print_safe("== {} ==\nunavailable: {}\n", isa_title,
@@ -262,29 +281,6 @@ void run_winners(const InspectOptions& o) {
   print_safe("{} tuned buckets in {}\n", ws.size(), c.path());
 }
 
-struct Finding {
-  std::string severity, name, what;
-};
-
-// The seed's acceptance checks, on the code object's own fields: the exact kernel symbol is
-// found, metadata and descriptor agree, nothing spills or uses scratch, the ISA has MFMAs.
-// A failed check rejects the candidate (severity "reject": a non-zero exit).
-void audit_amd(const cache::StoredKernel& k, const ResourceReport& rep, std::vector<Finding>& out) {
-  const AmdResources& a = rep.amd;
-  if (!a.present || a.vgprs < 0 || a.sgprs < 0 || a.lds_bytes < 0 || a.scratch_bytes < 0 || a.vgpr_spills < 0)
-    out.push_back({"reject", k.key.name, "kernel " + rep.symbol + " has no metadata in its code object"});
-  if (a.vgpr_spills > 0 || a.sgpr_spills > 0)
-    out.push_back({"reject", k.key.name, fmt::format("spills {} VGPRs and {} SGPRs", a.vgpr_spills, a.sgpr_spills)});
-  if (a.scratch_bytes > 0) out.push_back({"reject", k.key.name, fmt::format("uses {} B of scratch per lane", a.scratch_bytes)});
-  if (a.dynamic_stack) out.push_back({"reject", k.key.name, "uses a dynamic stack"});
-  if (!rep.consistent)
-    out.push_back({"reject", k.key.name, "metadata and kernel descriptor disagree: " + fmt::format("{}", fmt::join(rep.notes, "; "))});
-  if (!rep.sass_available) out.push_back({"warning", k.key.name, "no ISA: " + rep.sass_note});
-  else if (a.mfma == 0) out.push_back({"reject", k.key.name, "no v_mfma instruction in the kernel's ISA"});
-  if (rep.occupancy > 0 && rep.occupancy < 0.25)
-    out.push_back({"warning", k.key.name, fmt::format("{:.2f} waves per SIMD (limited by {})", a.waves_per_simd, rep.occupancy_limiter)});
-}
-
 void audit_nvidia(const cache::StoredKernel& k, const ResourceReport& rep, std::vector<Finding>& out) {
   if (k.spill_bytes > 0) out.push_back({"warning", k.key.name, fmt::format("spills {} bytes", k.spill_bytes)});
   if (k.stack_bytes > 0) out.push_back({"warning", k.key.name, fmt::format("uses {} bytes of local memory (stack frame)", k.stack_bytes)});
@@ -301,17 +297,19 @@ void audit_nvidia(const cache::StoredKernel& k, const ResourceReport& rep, std::
 }
 
 // One row; a row that cannot be judged is named and the audit goes on (its error fails the run).
-void audit_kernel(const cache::StoredKernel& k, CurrentBuild& build, std::vector<Finding>& out) {
+void audit_kernel(cache::Cache& c, const cache::StoredKernel& k, CurrentBuild& build, std::vector<Finding>& out) {
   const std::string stale = build.stale_reason(k);
   if (!k.damage.empty()) out.push_back({"error", k.key.name, k.damage});
   std::string why;
-  if (const std::optional<ResourceReport> rep = report_of(k, &why)) {
+  const std::optional<ResourceReport> rep = report_of(k, &why);
+  if (rep) {
     if (is_amd(k)) audit_amd(k, *rep, out);
     else audit_nvidia(k, *rep, out);
   } else if (stale.empty() || !k.report_json.empty()) {
     // (A stale row without a report is one an older build stored: unreachable, nothing to judge.)
     out.push_back({is_amd(k) ? "reject" : "error", k.key.name, fmt::format("id {}: {}", k.id, why)});
   }
+  if (is_amd(k) && k.damage.empty()) audit_amd_ir(c, k, rep ? &*rep : nullptr, out);
   if (cache::is_override(k.key.generator_hash))
     out.push_back({"info", k.key.name, "source override (I8GEMM_SOURCE_OVERRIDE_DIR): not generated; reached only "
                                        "while that override is set, never as the generated kernel"});
@@ -338,7 +336,7 @@ void run_audit(const InspectOptions& o) {
   size_t amd = 0;
   for (const auto& k : ks) {
     amd += is_amd(k);
-    audit_kernel(k, build, findings);
+    audit_kernel(c, k, build, findings);
   }
   int errors = 0;
   if (o.json) {
@@ -368,9 +366,10 @@ void setup_inspect(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "print JSON");
   cmd->require_subcommand(0, 1);
   CLI::App* list = cmd->add_subcommand("list", "a table of entries: registers, smem, spills, occupancy (default)");
-  CLI::App* show = cmd->add_subcommand("show", "one entry: config, report, source, PTX and SASS");
+  CLI::App* show = cmd->add_subcommand("show", "one entry: config, report, source, IR (PTX or LLVM IR) and ISA");
   show->add_option("name", opts->name, "kernel name")->required();
-  CLI::App* audit = cmd->add_subcommand("audit", "flag spills, local memory, register/occupancy limits, hash mismatches");
+  show->add_flag("--ir", opts->ir, "print only the IR: PTX for NVIDIA entries, LLVM IR for AMD ones");
+  CLI::App* audit = cmd->add_subcommand("audit", "flag spills, local memory, register/occupancy limits, hash mismatches; AMD: IR-level findings");
   CLI::App* winners = cmd->add_subcommand("winners", "tuned winners per problem and M bucket, with times and speedups over cuBLASLt");
   for (CLI::App* sub : {list, show, audit, winners}) {
     add_cache_option(*sub, opts->cache, "cache file");

@@ -21,7 +21,7 @@ struct Binary {
   std::string entry;           // the name expression compiled
   std::string lowered_name;    // mangled symbol in the CUBIN / code object
   std::vector<uint8_t> image;  // CUBIN bytes, or the AMDGPU code object (ELF)
-  std::string ir;              // PTX text (nvrtcGetPTX); empty for hipRTC, which gives no IR
+  std::string ir;              // PTX text (nvrtcGetPTX), or LLVM IR text (AMD: runtime/compile/amd_ir_work.hpp)
   std::string log;             // whole compiler log, embedded NUL bytes mapped to '\n'
   std::vector<std::string> options;
   std::string compiler;        // e.g. "nvrtc 13.0", "hiprtc 5.2.21153 comgr 2.4"

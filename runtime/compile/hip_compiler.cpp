@@ -83,6 +83,8 @@ Binary hip_compile_isolated(const Source& src, const std::string& arch) {
   b.lowered_name = hiprtc_work::take(raw, pos);
   const std::string code = hiprtc_work::take(raw, pos);
   b.log = hiprtc_work::take(raw, pos);
+  b.ir = hiprtc_work::take(raw, pos);
+  if (const std::string why = hiprtc_work::take(raw, pos); !why.empty()) b.log += "\n[i8gemm] no LLVM IR: " + why + "\n";
   b.image = extract_code_object(std::vector<uint8_t>(code.begin(), code.end()), arch);
   if (b.lowered_name.empty()) {
     const AmdCodeObject co = read_amd_code_object(b.image);
@@ -90,7 +92,6 @@ Binary hip_compile_isolated(const Source& src, const std::string& arch) {
       throw Error("hip_compile", fmt::format("{}: expected one kernel in the code object, found {}", src.name, co.kernels.size()));
     b.lowered_name = co.kernels[0].name;
   }
-  // No readable IR: hipRTC 5.2 hands out the code object only (no bitcode or assembly API).
   b.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return b;
 #endif
@@ -104,6 +105,15 @@ std::string amd_disassemble(const std::vector<uint8_t>& elf, const std::string& 
 #else
   if (const std::string why = hip_arch_refusal(arch); !why.empty()) throw Error("amd_disassemble", why);
   return ask_worker("comgr disassembly", hiprtc_work::disassemble_request(elf, arch));
+#endif
+}
+
+std::string amd_ir_facts(const std::string& ir) {
+#ifndef I8G_HAVE_HIP
+  (void)ir;
+  no_hip();
+#else
+  return ask_worker("LLVM IR reader", hiprtc_work::ir_facts_request(ir));
 #endif
 }
 

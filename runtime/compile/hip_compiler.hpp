@@ -33,4 +33,9 @@ Binary hip_compile_isolated(const Source& src, const std::string& arch);
 // process. Throws Error when comgr fails or dies.
 std::string amd_disassemble(const std::vector<uint8_t>& elf, const std::string& arch);
 
+// The LLVM IR reader's facts (runtime/compile/llvm_ir/llvm_ir.hpp: facts_json) of LLVM
+// assembly text, read with LLVM 15 in the helper process. Throws Error when the text is not
+// valid IR, or when the helper fails or dies (a crash of LLVM's parser stays in the helper).
+std::string amd_ir_facts(const std::string& ir);
+
 }  // namespace i8g

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/embedded.hpp"
+#include "runtime/compile/amd_ir_work.hpp"
 #include "runtime/compile/hip_compiler.hpp"
 #include "runtime/compile/rocm_libs.hpp"
 
@@ -41,6 +42,12 @@ std::string compile_request(const Source& src, const std::string& arch) {
   put(r, src.code);
   put(r, src.entry);
   put(r, arch);
+  return r;
+}
+
+std::string ir_facts_request(const std::string& ir) {
+  std::string r = "I";
+  put(r, ir);
   return r;
 }
 
@@ -107,6 +114,15 @@ std::string compile(const Source& src, const std::string& arch) {
   put(out, std::string(lowered ? lowered : ""));
   put(out, code);
   put(out, log);
+  // The IR is a second opinion, not the product: its failure is reported, never fatal.
+  std::string ir, ir_error;
+  try {
+    ir = llvm_ir_text(src, arch);
+  } catch (const Error& e) {
+    ir_error = e.where() + ": " + e.message();
+  }
+  put(out, ir);
+  put(out, ir_error);
   return out;
 }
 
@@ -169,6 +185,8 @@ std::string serve(const std::string& request) {
       const std::string arch = take(request, pos);
       return compile(src, arch);
     }
+    case 'I':
+      return llvm_ir_facts(take(request, pos));
     case 'D': {
       const std::string elf = take(request, pos);
       const std::string arch = take(request, pos);

@@ -44,6 +44,14 @@ Loaded load() {
 #include "runtime/compile/rocm_fns.inc"
 #undef I8G_ROCM_FN
   l.libs.hipRuntimeGetVersion = reinterpret_cast<int (*)(int*)>(sym("hipRuntimeGetVersion"));
+  if (void* builtins = dlopen("libhiprtc-builtins.so.5", RTLD_NOW | RTLD_LOCAL)) {
+    const void* text = dlsym(builtins, "__hipRTC_header");
+    const void* size = dlsym(builtins, "__hipRTC_header_size");
+    if (text && size) {
+      l.libs.hiprtc_header = static_cast<const char*>(text);
+      l.libs.hiprtc_header_size = *static_cast<const size_t*>(size);
+    }
+  }
   return l;
 }
 

@@ -13,6 +13,10 @@ struct RocmLibs {
 #include "runtime/compile/rocm_fns.inc"
 #undef I8G_ROCM_FN
   int (*hipRuntimeGetVersion)(int*) = nullptr;  // declared by hip_runtime_api.h, not hiprtc.h
+  // hipRTC's built-in runtime header (libhiprtc-builtins.so.5), which a plain comgr compile of
+  // the same source needs too (-include hiprtc_runtime.h); null when that library is absent.
+  const char* hiprtc_header = nullptr;
+  size_t hiprtc_header_size = 0;
 };
 
 // Opens both libraries (once per process) or throws Error saying which is missing.

@@ -1,0 +1,3 @@
+define amdgpu_kernel void @k() {
+  ret void
+}
