@@ -171,4 +171,9 @@ KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m)
 
 int required_alignment(const KernelConfig& c) { return family_info(c.family).alignment(c); }
 
+bool raced_at(const KernelSpec& spec, int64_t m) {
+  const FamilyInfo& f = family_info(spec.config.family);
+  return f.races_at == nullptr || f.races_at(spec, m);
+}
+
 }  // namespace i8g

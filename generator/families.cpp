@@ -15,9 +15,10 @@ const FamilyInfo& mma_sync_family();
 const FamilyInfo& mfma_family();
 const FamilyInfo& wgmma_family();
 const FamilyInfo& wgmma_tma_family();
+const FamilyInfo& decode_mma_family();
 
-// Candidate order: NVIDIA targets get simt_dp4a, then mma_sync, then wgmma and wgmma_tma; AMD
-// ones mfma.
+// Candidate order: NVIDIA targets get simt_dp4a, then mma_sync, then wgmma, wgmma_tma and
+// decode_mma; AMD ones mfma.
 const std::vector<const FamilyInfo*>& families() {
   static const std::vector<const FamilyInfo*> table = {
       &simt_dp4a_family(),
@@ -25,6 +26,7 @@ const std::vector<const FamilyInfo*>& families() {
       &mfma_family(),
       &wgmma_family(),
       &wgmma_tma_family(),
+      &decode_mma_family(),
   };
   return table;
 }
@@ -48,6 +50,7 @@ const std::vector<ConfigFieldInfo>& config_fields() {
       {ConfigField::vec, "v", "vec", &KernelConfig::vec, 2},
       {ConfigField::schedule, "sc", "schedule", &KernelConfig::schedule, 1},
       {ConfigField::cluster_m, "cm", "cluster_m", &KernelConfig::cluster_m, 1},
+      {ConfigField::warps_k, "wk", "warps_k", &KernelConfig::warps_k, 1},
   };
   return fields;
 }

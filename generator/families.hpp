@@ -14,7 +14,8 @@ namespace i8g {
 
 // A KernelConfig field that a family may list in its kernel names (bm, bn and bk always are).
 enum class ConfigField {
-  thread_m, thread_n, warps_m, warps_n, instr, warpgroups, stages, split_k, vec, schedule, cluster_m
+  thread_m, thread_n, warps_m, warps_n, instr, warpgroups, stages, split_k, vec, schedule, cluster_m,
+  warps_k
 };
 
 struct ConfigFieldInfo {
@@ -62,6 +63,9 @@ struct FamilyInfo {
   // (none: the family is passed over there, e.g. below the M it is meant for).
   bool (*serves_untuned)(const GemmProblem& problem, const KernelConfig& config, const Target& target,
                          int64_t m) = nullptr;
+  // Where set, a tune races the kernel only in the M buckets it accepts (bounded by m); none:
+  // in every bucket. For families built for a range of M (decode_mma: M <= 64, one row tile).
+  bool (*races_at)(const KernelSpec& spec, int64_t m) = nullptr;
 
   // Why the family cannot run `problem` on `target` at all (arch, layout, alignment), or "".
   std::string (*unsupported)(const GemmProblem& problem, const Target& target) = nullptr;
@@ -94,6 +98,9 @@ struct FamilyInfo {
   static size_t no_workspace(const KernelSpec&, int64_t) { return 0; }
   // One block per bm x bn output tile (x along N, y along M), split_k along z; threads() wide.
   static LaunchShape tile_launch(const KernelSpec& spec, int64_t m, int sm_count = 0);
+  // templates/splitk.h's arrival counters and partial tiles for every tile of tile_launch's grid
+  // (mma_sync, decode_mma).
+  static size_t tile_splitk_workspace(const KernelSpec& spec, int64_t m);
 };
 
 const std::vector<const FamilyInfo*>& families();  // the table, in candidate order

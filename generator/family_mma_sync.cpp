@@ -182,12 +182,6 @@ double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_
   return on_busiest * tile_cycles / efficiency;
 }
 
-// Split-K: templates/splitk.h's arrival counters and partial tiles, per tile of the grid.
-size_t workspace(const KernelSpec& spec, int64_t m) {
-  const LaunchShape s = FamilyInfo::tile_launch(spec, m);  // this family's launch
-  return splitk_workspace_bytes(int64_t(s.grid[0]) * s.grid[1], spec.config);
-}
-
 std::vector<TemplateArg> template_args(const KernelSpec& s) {
   const KernelConfig& c = s.config;
   std::vector<TemplateArg> a = {{"BM", c.bm},      {"BN", c.bn},         {"BK", c.bk},          {"WM", c.warps_m},
@@ -215,7 +209,7 @@ const FamilyInfo& mma_sync_family() {
     f.threads = threads;
     f.dynamic_smem = dynamic_smem;
     f.registers = registers;
-    f.workspace = workspace;
+    f.workspace = FamilyInfo::tile_splitk_workspace;
     f.alignment = [](const KernelConfig&) { return kChunk; };
     f.template_args = template_args;
     return f;

@@ -26,6 +26,10 @@ KernelConfig heuristic_default(const GemmProblem& problem, const Target& target,
 KernelConfig heuristic_default(const GemmProblem& problem, const Target& target, int64_t m,
                                Family family);
 
+// Whether a tune races `spec` in the M bucket bounded by m (its family's races_at; every
+// bucket where the family sets none).
+bool raced_at(const KernelSpec& spec, int64_t m);
+
 // Source for one kernel: an include of its family's template plus one instantiation.
 Source emit(const KernelSpec& spec);
 

@@ -4,6 +4,7 @@
 
 #include "generator/families.hpp"
 #include "generator/generator.hpp"
+#include "generator/rules.hpp"
 #include "templates/splitk.h"
 
 namespace i8g {
@@ -19,6 +20,11 @@ LaunchShape FamilyInfo::tile_launch(const KernelSpec& spec, int64_t m, int) {
   s.block[1] = s.block[2] = 1;
   s.dynamic_smem = unsigned(f.dynamic_smem(c));
   return s;
+}
+
+size_t FamilyInfo::tile_splitk_workspace(const KernelSpec& spec, int64_t m) {
+  const LaunchShape s = tile_launch(spec, m);
+  return splitk_workspace_bytes(int64_t(s.grid[0]) * s.grid[1], spec.config);
 }
 
 LaunchShape launch_shape(const KernelSpec& spec, int64_t m, int sm_count) {

@@ -44,7 +44,7 @@ struct GemmProblem {
   bool operator!=(const GemmProblem& o) const { return !(*this == o); }
 };
 
-enum class Family { simt_dp4a, mma_sync, mfma, wgmma, wgmma_tma };
+enum class Family { simt_dp4a, mma_sync, mfma, wgmma, wgmma_tma, decode_mma };
 
 // How a kernel computes: its family and the fields that family reads. Each field means one
 // thing in every family that uses it; a family's kernel name lists exactly the fields it uses
@@ -66,6 +66,8 @@ struct KernelConfig {
   int cluster_m = 1;                  // wgmma_tma: blocks per thread-block cluster along M (2: a
                                       // pair of M tiles shares each w tile, loaded once by TMA
                                       // multicast); names carry it only where it is not 1
+  int warps_k = 0;                    // decode_mma: warps per block along K (each streams every
+                                      // warps_k-th chunk of the block's K slice)
 
   int threads() const;
   int static_smem_bytes() const;  // shared memory the template declares for this tile

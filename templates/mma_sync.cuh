@@ -19,6 +19,7 @@
 #pragma once
 #include "epilogue.cuh"
 #include "mma_frag.h"
+#include "mma_s8.cuh"
 #include "splitk.cuh"
 #include "tile_copy.cuh"
 
@@ -29,16 +30,6 @@ __device__ __forceinline__ void ldsm_x4(unsigned addr, unsigned (&r)[4]) {
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(addr)
                : "memory");
-}
-
-__device__ __forceinline__ void mma_s8(int (&c)[4], const unsigned (&a)[4], unsigned b0,
-                                       unsigned b1) {
-  // Not volatile: a pure function of its operands, free to be scheduled.
-  asm(
-      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 // ---- [K,N] weights -------------------------------------------------------------------------

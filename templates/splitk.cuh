@@ -1,6 +1,6 @@
-// Split-K's meeting point, shared by mma_sync (a whole block per tile slice, __syncthreads) and
-// wgmma_tma (one consumer warpgroup per tile slice or half tile, named barriers). Layout:
-// splitk.h.
+// Split-K's meeting point, shared by mma_sync (a whole block per tile slice, __syncthreads),
+// wgmma_tma (one consumer warpgroup per tile slice or half tile, named barriers) and decode_mma
+// (the warps that hold the block's reduced tile, a named barrier). Layout: splitk.h.
 //
 // Every slice of a tile stores its int32 accumulators into its own partial, then counts itself
 // in with one atomic; the slice that arrives last adds the other slices' partials to its own
@@ -19,6 +19,26 @@
 #include "splitk.h"
 
 namespace i8g {
+
+// A barrier over the THREADS threads (whole warps) that use named barrier `id`, returning
+// whether any of them passed true: a split-K group smaller than its block (wgmma_tma's consumer
+// warpgroup, whose producer has returned; decode_mma's reducing warps) cannot use
+// __syncthreads_or.
+template <int THREADS>
+__device__ __forceinline__ bool named_group_or(int id, bool p) {
+  unsigned any;
+  asm volatile(
+      "{\n"
+      ".reg .pred p, q;\n"
+      "setp.ne.u32 p, %1, 0;\n"
+      "bar.red.or.pred q, %2, %3, p;\n"
+      "selp.u32 %0, 1, 0, q;\n"
+      "}\n"
+      : "=r"(any)
+      : "r"(unsigned(p)), "r"(id), "n"(THREADS)
+      : "memory");
+  return any != 0;
+}
 
 // `group_or(p)`: a barrier over exactly the THREADS threads of the group (tid 0..THREADS-1)
 // that returns whether any of them passed true. `acc`: the thread's 4 * V accumulators;

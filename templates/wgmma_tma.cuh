@@ -199,25 +199,6 @@ __device__ __forceinline__ Unit unit_of(int u, int ktiles) {
   return w;
 }
 
-// A barrier over the THREADS threads that use named barrier `id` (one consumer warpgroup; the
-// producer warpgroup has returned, so __syncthreads would hang), returning whether any of them
-// passed true.
-template <int THREADS>
-__device__ __forceinline__ bool group_or(int id, bool p) {
-  unsigned any;
-  asm volatile(
-      "{\n"
-      ".reg .pred p, q;\n"
-      "setp.ne.u32 p, %1, 0;\n"
-      "bar.red.or.pred q, %2, %3, p;\n"
-      "selp.u32 %0, 1, 0, q;\n"
-      "}\n"
-      : "=r"(any)
-      : "r"(unsigned(p)), "r"(id), "n"(THREADS)
-      : "memory");
-  return any != 0;
-}
-
 }  // namespace tma
 
 template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int SPLIT_K, long long N_, long long K_, int ACT, int WSC,
@@ -421,7 +402,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
       const int h = PP ? 0 : c;
       int* block = args.workspace + (long long)w.tile * splitk::tile_words(SPLIT_K, BM, BN);
       int4* parts = reinterpret_cast<int4*>(block + splitk::kCounterWords) + h * (RM * BN / 4);
-      auto group_or = [&](bool p) { return tma::group_or<wg::kWarpgroup>(1 + c, p); };
+      auto group_or = [&](bool p) { return named_group_or<wg::kWarpgroup>(1 + c, p); };
       if (!splitk_reduce<MI * R / 4, wg::kWarpgroup, SPLIT_K>(&acc[0][0], block + h, parts, BM * BN / 4, w.slice, t,
                                                                group_or))
         continue;  // another slice finishes these rows

@@ -65,6 +65,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
   I8G_CU(cuCtxSetCurrent(engine.context()));
   Target t = engine.device().target;
   t.experimental_wgmma = opt.experimental_wgmma;  // changes the candidates, not any cache key
+  t.experimental_decode = opt.experimental_decode;
   const std::unique_ptr<Compiler> compiler = make_compiler(t);
   std::vector<BucketResult> results;
   std::vector<int64_t> ms;
@@ -128,9 +129,11 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
       r.candidates.push_back(c);
     }
     const std::string timing = fmt::format("{} M={}: timing", p.key(), m);
-    const size_t to_time = r.candidates.size() + built.size();
+    const size_t to_time =
+        r.candidates.size() + size_t(std::count_if(built.begin(), built.end(), [&](const JitOutcome& b) { return raced_at(b.spec, m); }));
     say(timing, r.candidates.size(), to_time);
     for (const JitOutcome& b : built) {
+      if (!raced_at(b.spec, m)) continue;  // built for other M (decode_mma: one row tile per bucket)
       CandidateResult c;
       c.candidate = b.spec;
       c.kernel_id = b.kernel.id;

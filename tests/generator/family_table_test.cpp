@@ -18,12 +18,14 @@ using namespace i8g;
 
 namespace {
 
-const Family kAllFamilies[] = {Family::simt_dp4a, Family::mma_sync, Family::mfma, Family::wgmma, Family::wgmma_tma};
+const Family kAllFamilies[] = {Family::simt_dp4a, Family::mma_sync, Family::mfma, Family::wgmma, Family::wgmma_tma,
+                               Family::decode_mma};
 
-// A target each family runs on (wgmma: only with its experimental flag).
+// A target each family runs on (wgmma, decode_mma: only with their experimental flags).
 Target target_for(const FamilyInfo& f) {
   Target t = Target::from_arch(f.amd ? "gfx90a" : "sm_90a");
   t.experimental_wgmma = true;
+  t.experimental_decode = true;
   return t;
 }
 
@@ -114,7 +116,8 @@ TEST(FamilyTable, NamesListOnlyTheFieldsTheFamilyUses) {
                                      std::pair{Family::mfma, "bm128_bn128_bk64_ins32_wm2_wn2_s2_v16"},
                                      std::pair{Family::wgmma, "bm128_bn128_bk128_wg1_s4"},
                                      std::pair{Family::wgmma_tma, "bm64_bn128_bk128_wg2_s8_sc2_sk1"},
-                                     std::pair{Family::wgmma_tma, "bm128_bn128_bk128_wg2_s6_sc2_sk1_cm2"}})
+                                     std::pair{Family::wgmma_tma, "bm128_bn128_bk128_wg2_s6_sc2_sk1_cm2"},
+                                     std::pair{Family::decode_mma, "bm8_bn32_bk128_wk8_s2_sk4"}})
     EXPECT_EQ(KernelConfig::parse(family, text).to_string(), text);
   const KernelConfig mma = KernelConfig::parse(Family::mma_sync, "bm32_bn32_bk128_wm2_wn2_s4_sk3");
   EXPECT_EQ(mma.warps_m, 2);

@@ -7,38 +7,23 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <memory>
 #include <set>
 
 #include "generator/generator.hpp"
-#include "templates/splitk.h"
-#include "runtime/capi/capi_args.hpp"
-#include "runtime/serve/engine.hpp"
-#include "tests/gpu/gpu_support.hpp"
+#include "tests/gpu/kernel_check.hpp"
 
 namespace i8g::gputest {
 namespace {
 
-class WgmmaTma : public GpuTest {
+class WgmmaTma : public KernelCheckTest {
  protected:
   void SetUp() override {
-    GpuTest::SetUp();
+    KernelCheckTest::SetUp();
     if (IsSkipped()) return;
-    engine_ = std::make_unique<Engine>(0, test_cache_path());
-    target_ = engine_->device().target;
     if (target_.arch != "sm_90a") GTEST_SKIP() << "wgmma_tma needs sm_90a, this GPU is " << target_.arch;
     target_.experimental_wgmma = true;
   }
-  void TearDown() override {
-    engine_.reset();
-    GpuTest::TearDown();
-  }
-  std::vector<KernelSpec> specs(const GemmProblem& p) const {
-    std::vector<KernelSpec> out;
-    for (const KernelConfig& c : candidates(p, target_))
-      if (c.family == Family::wgmma_tma) out.push_back({p, c, target_.arch});
-    return out;
-  }
+  std::vector<KernelSpec> specs(const GemmProblem& p) const { return family_specs(p, Family::wgmma_tma); }
   // The candidates with (split) or without (!split) split-K.
   std::vector<KernelSpec> specs(const GemmProblem& p, bool split) const {
     std::vector<KernelSpec> out;
@@ -47,102 +32,6 @@ class WgmmaTma : public GpuTest {
     return out;
   }
   std::vector<KernelSpec> split_specs(const GemmProblem& p) const { return specs(p, true); }
-  // A split-K instance's arrival counters after its launches over m rows: each tile's counter
-  // block (templates/splitk.h) must be back at zero; "" when it is, or the first that is not.
-  static std::string counters_left(const KernelInstance& k, int64_t m) {
-    const KernelConfig& c = k.spec().config;
-    if (c.split_k == 1) return {};
-    std::vector<int32_t> words(k.workspace().bytes() / 4);
-    k.workspace().download(words.data(), k.workspace().bytes());
-    const int64_t tiles = ((m + c.bm - 1) / c.bm) * ((k.spec().problem.n + c.bn - 1) / c.bn);
-    const size_t block = size_t(splitk::tile_words(c.split_k, c.bm, c.bn));
-    for (int64_t t = 0; t < tiles; ++t)
-      for (size_t w = 0; w < size_t(splitk::kCounterWords); ++w)
-        if (words.at(size_t(t) * block + w) != 0)
-          return fmt::format("counter word {} of tile {} is {} after the launch", w, t, words[size_t(t) * block + w]);
-    return {};
-  }
-  // Random operands over m rows and their CPU reference, made once and shared by every spec
-  // checked at that M (the reference dominated these tests' time when each spec made its own).
-  struct Expected {
-    HostOperands h;
-    std::vector<uint8_t> want;
-  };
-  Expected expected(const i8gemm_problem& p, int64_t m) {
-    Expected e{random_operands(p, m, rng_), {}};
-    e.h.w_colsum = weight_colsum(to_gemm_problem(p), e.h.w);  // DeviceGemm checks the GPU's
-    e.want = reference_bytes(p, e.h);
-    return e;
-  }
-  // Launches `spec` over e's m rows (twice: the second relies on the first leaving the split-K
-  // counters at zero) and compares each result with the CPU reference; returns the failures'
-  // reports.
-  std::string check(const i8gemm_problem& p, const KernelSpec& spec, Expected& e) {
-    const int64_t m = e.h.m;
-    Stream s;
-    DeviceGemm d(shared_ctx(), p, e.h, s);
-    const KernelInstance k = engine_->instantiate(spec, m);
-    i8gemm_args c = d.args();
-    c.m = m;
-    const I8gArgs a = args_from_c(&c, "test");
-    std::string failures;
-    for (int rep = 0; rep < 2; ++rep) {
-      d.poison_out(s);
-      k.launch(a, s.get());
-      s.sync();
-      const std::string r = compare_outputs(p, m, d.out_bytes(), e.want);
-      if (!r.empty()) failures += fmt::format("{} M={} launch {}: {}\n", spec.name(), m, rep, r);
-    }
-    if (const std::string r = counters_left(k, m); !r.empty())
-      failures += fmt::format("{} M={}: {}\n", spec.name(), m, r);
-    return failures;
-  }
-  // Every spec at every M of the case, each M's operands shared; adds to the launch counts.
-  void check_all(const i8gemm_problem& p, const std::vector<KernelSpec>& specs,
-                 const std::vector<int64_t>& ms, int& runs, int& exact) {
-    for (int64_t m : ms) {
-      Expected e = expected(p, m);
-      for (const KernelSpec& spec : specs) {
-        const std::string r = check(p, spec, e);
-        EXPECT_TRUE(r.empty()) << r;
-        runs += 2;
-        exact += r.empty() ? 2 : 0;
-      }
-    }
-  }
-  // Captures one launch of `spec` over m rows in a graph and replays it ten times with new
-  // activations (the weights stay), each compared with its own reference; returns how many
-  // replays were exact.
-  int graph_replays_exact(const KernelSpec& spec, int64_t m) {
-    const i8gemm_problem p = make_problem(spec.problem.n, spec.problem.k);
-    HostOperands h = random_operands(p, m, rng_);
-    Stream s;
-    DeviceGemm d(shared_ctx(), p, h, s);
-    const KernelInstance k = engine_->instantiate(spec, m);
-    i8gemm_args c = d.args();
-    c.m = m;
-    const I8gArgs a = args_from_c(&c, "test");
-    CUgraph graph = nullptr;
-    CUgraphExec exec = nullptr;
-    I8G_CU(cuStreamBeginCapture(s.get(), CU_STREAM_CAPTURE_MODE_GLOBAL));
-    k.launch(a, s.get());
-    I8G_CU(cuStreamEndCapture(s.get(), &graph));
-    I8G_CU(cuGraphInstantiateWithFlags(&exec, graph, 0));
-    int exact = 0;
-    for (int i = 0; i < 10; ++i) {
-      auto replay = [&] { I8G_CU(cuGraphLaunch(exec, s.get())); };
-      const std::string r = rerun_with_new_activations(p, m, h, d, s, rng_, replay);
-      EXPECT_TRUE(r.empty()) << spec.name() << " replay " << i << ": " << r;
-      exact += r.empty();
-    }
-    driver().cuGraphExecDestroy(exec);
-    driver().cuGraphDestroy(graph);
-    const std::string left = counters_left(k, m);
-    EXPECT_TRUE(left.empty()) << spec.name() << ": " << left;
-    return exact;
-  }
-  std::unique_ptr<Engine> engine_;
-  Target target_;
 };
 
 TEST_F(WgmmaTma, EveryCandidateIsExactOverTailsAndManyTiles) {

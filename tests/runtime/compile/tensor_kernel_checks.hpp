@@ -1,8 +1,9 @@
 // What every tensor-core family's kernels must show after an NVRTC compile (no GPU needed):
 // no spills, no stack frame, a consistent resource report, only dynamic shared memory, at least
-// one resident block, no local memory in the SASS and the family's global-to-shared copies:
-// cp.async (LDGSTS) or, for TMA-fed families, UTMALDG. Each family's compile test adds its own
-// instructions through the callback.
+// one resident block, no local memory in the SASS and the family's global loads: cp.async
+// (LDGSTS), UTMALDG for TMA-fed families, or, for a family that loads into registers
+// (Copies::registers: decode_mma), 128-bit global loads and no cp.async. Each family's compile
+// test adds its own instructions through the callback.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -21,11 +22,15 @@ inline int sass_count(const ResourceReport& r, const char* op) {
   return it == r.instruction_mix.end() ? 0 : it->second;
 }
 
+// How a family's operands reach it: cp.async or TMA into shared memory (by the family record's
+// tma_operands), or 16-byte global loads straight into registers.
+enum class Copies { shared, registers };
+
 using FamilyChecks =
     std::function<void(const KernelSpec&, const CompileOutcome&, const ResourceReport&, const LaunchShape&)>;
 
 inline void expect_clean_tensor_kernel(const KernelSpec& spec, const CompileOutcome& o, const Target& t,
-                                       const FamilyChecks& family) {
+                                       const FamilyChecks& family, Copies copies = Copies::shared) {
   ASSERT_TRUE(o.binary) << spec.name() << ": " << o.error;
   const LaunchShape shape = launch_shape(spec, 1);
   const ResourceReport r = make_report(*o.binary, t, int(shape.block[0]), int(shape.dynamic_smem));
@@ -37,7 +42,10 @@ inline void expect_clean_tensor_kernel(const KernelSpec& spec, const CompileOutc
   EXPECT_EQ(r.static_smem_bytes, 0) << spec.name() << ": the stage ring is dynamic";
   EXPECT_GT(r.blocks_per_sm, 0) << spec.name();
   if (r.sass_available) {
-    if (family_info(spec.config.family).tma_operands) {
+    if (copies == Copies::registers) {
+      EXPECT_GT(sass_count(r, "LDG"), 0) << spec.name() << " has no global load (LDG) in its SASS";
+      EXPECT_EQ(sass_count(r, "LDGSTS"), 0) << spec.name() << " loads operands with cp.async";
+    } else if (family_info(spec.config.family).tma_operands) {
       EXPECT_GT(sass_count(r, "UTMALDG"), 0) << spec.name() << " has no TMA load (UTMALDG) in its SASS";
       EXPECT_EQ(sass_count(r, "LDGSTS"), 0) << spec.name() << " loads operands with cp.async";
     } else {
@@ -65,11 +73,11 @@ inline std::vector<GemmProblem> epilogue_option_problems(int64_t n = 1000, int64
 
 // Emits and compiles `specs` for `t` in parallel, then checks each one as above.
 inline std::vector<CompileOutcome> compile_tensor_kernels(const Target& t, const std::vector<KernelSpec>& specs,
-                                                          const FamilyChecks& family) {
+                                                          const FamilyChecks& family, Copies copies = Copies::shared) {
   std::vector<Source> sources;
   for (const KernelSpec& s : specs) sources.push_back(emit(s));
   auto outcomes = compile_all(*make_compiler(t), sources, t, 0);
-  for (size_t i = 0; i < specs.size(); ++i) expect_clean_tensor_kernel(specs[i], outcomes[i], t, family);
+  for (size_t i = 0; i < specs.size(); ++i) expect_clean_tensor_kernel(specs[i], outcomes[i], t, family, copies);
   return outcomes;
 }
 

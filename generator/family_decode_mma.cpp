@@ -1,0 +1,185 @@
+// The decode_mma family (templates/decode_mma.cuh): decode GEMMs (M <= 64) as a weight stream on
+// sm_80+. out^T = W . X^T with mma.sync m16n8k32 (weight rows as the 16-row operand, tokens as
+// the 8-column one), 16-byte loads straight into a per-warp register ring, warps_k warps per
+// block sweeping the block's K slice in turn, split-K across blocks reduced in the kernel.
+// Fields: bm (tokens per block: 8..64), bn (weight rows per block: 16, 32, 64), bk (bytes of k
+// per warp and chunk: 64, 128, 256), warps_k, stages (chunks in flight per warp), split_k.
+// Only a tune picks it (untuned_rank 0), and only in the M bucket whose rows one bm tile holds
+// with the least padding (races_at). docs/decode_mma.md.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "generator/rules.hpp"
+#include "templates/decode_frag.h"
+
+namespace i8g {
+namespace {
+
+constexpr int kMaxRows = 64;          // the largest bm: the M this family is for
+constexpr int kRegisterCap = 232;     // estimated registers per thread a candidate may need
+constexpr int kRegisterGoal = 168;    // bk is the largest whose ring keeps the estimate below this
+
+int threads(const KernelConfig& c) { return 32 * c.warps_k; }
+// The warps' int32 tiles, met in shared memory after the main loop (decode_frag.h).
+int dynamic_smem(const KernelConfig& c) { return c.warps_k * dec::red_words(c.bm, c.bn) * 4; }
+
+// The ring (per stage and 64 bytes of k: two int4 loads per 16 weight rows, one per 8 tokens),
+// the accumulators, the reduced tile's int4s, and ~48 for row pointers, loop state and the
+// epilogue's operands.
+int registers(const KernelConfig& c) {
+  const int rt = c.bn / dec::kRows, nt = c.bm / dec::kCols, u = c.bk / dec::kStep;
+  const int group_words = c.warps_k > 0 ? 4 * dec::group_vectors(c.bm, c.bn, threads(c)) : 0;
+  return c.stages * u * (8 * rt + 4 * nt) + 4 * rt * nt + group_words + 48;
+}
+
+// The smallest bm whose one row tile holds m rows: the tile a bucket bounded by m runs.
+int row_tile(int64_t m) {
+  int bm = dec::kCols;
+  while (bm < m && bm < kMaxRows) bm *= 2;
+  return bm;
+}
+
+std::string split_invalid_reason(const GemmProblem& p, const KernelConfig& c) {
+  if (std::string why = split_k_range_reason(c); !why.empty()) return why;
+  if (c.bk <= 0) return "bk must be positive";
+  if (c.split_k > 1 && dec::slice_begin(p.k, c.bk, c.split_k, c.split_k - 1) >= dec::chunks(p.k, c.bk))
+    return fmt::format("split_k={} leaves a slice without K chunks (K={} is {} chunks of {})", c.split_k, p.k,
+                       dec::chunks(p.k, c.bk), c.bk);
+  return {};
+}
+
+std::string unsupported(const GemmProblem& p, const Target& t) {
+  if (t.sm < 80) return "decode_mma needs sm_80 or later (int8 mma.sync m16n8k32)";
+  if (p.layout != WeightLayout::nk)
+    return "decode_mma streams [N,K] weights (16 contiguous bytes of k per load); [K,N] runs on mma_sync, "
+           "whose copies transpose through shared memory";
+  if (p.k % dec::kLoad != 0)
+    return fmt::format("K={} is not a multiple of 16, which its 16-byte loads need (simt_dp4a covers it)", p.k);
+  return {};
+}
+
+std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Target& t) {
+  if (std::string why = split_invalid_reason(p, c); !why.empty()) return why;
+  if (c.bm < dec::kCols || c.bm > kMaxRows || c.bm % dec::kCols != 0)
+    return fmt::format("bm={}: 8 to 64 tokens, a multiple of 8 (the mma's N)", c.bm);
+  if (c.bn != 16 && c.bn != 32 && c.bn != 64) return fmt::format("bn={} (need 16, 32 or 64 weight rows)", c.bn);
+  if (c.bk != 64 && c.bk != 128 && c.bk != 256) return fmt::format("bk={} (need 64, 128 or 256 bytes)", c.bk);
+  if (c.warps_k < 1 || c.warps_k > 8) return fmt::format("warps_k={} (need 1 to 8)", c.warps_k);
+  if (c.stages < 1 || c.stages > 4) return fmt::format("{} stages (need 1 to 4 chunks in flight)", c.stages);
+  const int smem = dynamic_smem(c);
+  if (smem > t.smem_per_block_optin)
+    return fmt::format("{} bytes of shared memory above the target's {} per block", smem, t.smem_per_block_optin);
+  const int regs = registers(c);
+  if (regs > std::min(kRegisterCap, t.max_regs_per_thread)) return fmt::format("~{} registers per thread", regs);
+  if (regs * threads(c) > t.regs_per_sm) return "one block needs more registers than an SM has";
+  return {};
+}
+
+// Splits worth racing: only where one row of column tiles leaves resident block slots empty
+// (slots = SMs x blocks per SM), those splits_to_offer picks within 2 waves of slots whose
+// slices give every warp at least one chunk.
+std::vector<int> split_choices(const GemmProblem& p, const KernelConfig& c, const Target& t) {
+  Target slots = t;
+  slots.sm_count = t.sm_count * std::max(1, blocks_per_sm(c, t));
+  return splits_to_offer((p.n + c.bn - 1) / c.bn, slots, 2, 2, [&](int s) {
+    KernelConfig sc = c;
+    sc.split_k = s;
+    return dec::per_slice(p.k, c.bk, s) >= c.warps_k && split_invalid_reason(p, sc).empty();
+  });
+}
+
+// Rules: bm in {8, 16, 32, 64} (a tune races each in its own M bucket), bn in {16, 32, 64} not
+// past the padded N, 4 or 8 warps, two chunks in flight per warp, bk the largest of 256, 128, 64
+// whose ring keeps the register estimate under kRegisterGoal (else 64, if under the cap).
+// Then up to two split-K variants of each (split_choices). At most 22 + 44 configs.
+std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
+  std::vector<KernelConfig> out;
+  if (!t.experimental_decode) return out;  // experimental until it has run on a GPU
+  int64_t n_pow2 = 16;
+  while (n_pow2 < p.n) n_pow2 *= 2;
+  for (int bm : {8, 16, 32, 64})
+    for (int bn : {16, 32, 64})
+      for (int wk : {4, 8}) {
+        if (bn > n_pow2) continue;
+        KernelConfig c;
+        c.family = Family::decode_mma;
+        c.bm = bm;
+        c.bn = bn;
+        c.warps_k = wk;
+        c.stages = 2;
+        for (int bk : {256, 128, 64}) {
+          c.bk = bk;
+          if (registers(c) <= kRegisterGoal) break;
+        }
+        if (!invalid_reason(p, c, t).empty()) continue;
+        out.push_back(c);
+        for (int s : split_choices(p, c, t)) {
+          KernelConfig sc = c;
+          sc.split_k = s;
+          if (invalid_reason(p, sc, t).empty()) out.push_back(sc);
+        }
+      }
+  return out;
+}
+
+// A decode kernel's time is its weight bytes over the slots that stream them: waves of blocks
+// over the resident slots times one block's bytes (bn rows of its K slice, read again for every
+// row tile past the first), plus the split's partial round trip and the padded tokens' MMAs;
+// doubled off the token tile a tune races at this M (races_at). Only ranks configs for
+// I8GEMM_FAMILY=decode_mma; a tune decides.
+double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
+  const int64_t tiles_m = (std::max<int64_t>(m, 1) + c.bm - 1) / c.bm;
+  const int64_t blocks = tiles_m * ((p.n + c.bn - 1) / c.bn) * c.split_k;
+  const int64_t slots = int64_t(std::max(1, t.sm_count)) * std::max(1, blocks_per_sm(c, t));
+  const double waves = std::ceil(double(blocks) / double(slots));
+  const double k_slice = double(dec::per_slice(p.k, c.bk, c.split_k) * c.bk);
+  const double bytes = double(c.bn) * k_slice;
+  const double partial = c.split_k > 1 ? 8.0 * c.bm * c.bn : 0.0;
+  const double padding = double(c.bm) / dec::kCols * c.bn * k_slice / 64.0;
+  return waves * (bytes + partial + padding) * (c.bm == row_tile(m) ? 1.0 : 2.0);
+}
+
+// A tune races a config only in the bucket its bm serves: bm = the smallest tile that holds the
+// bucket's rows (8 for M <= 8, then 16, 32, 64), never above M = 64. Smaller tiles would read
+// the weight once per row tile; larger ones only add padded MMAs.
+bool races_at(const KernelSpec& spec, int64_t m) { return m <= kMaxRows && spec.config.bm == row_tile(m); }
+
+std::vector<TemplateArg> template_args(const KernelSpec& s) {
+  const KernelConfig& c = s.config;
+  std::vector<TemplateArg> a = {{"BM", c.bm},           {"BN", c.bn},         {"BK", c.bk},
+                                {"WK", c.warps_k},      {"STAGES", c.stages}, {"SPLIT_K", c.split_k}};
+  for (const TemplateArg& x : problem_template_args(s.problem, false)) a.push_back(x);
+  return a;
+}
+
+}  // namespace
+
+const FamilyInfo& decode_mma_family() {
+  static const FamilyInfo f = [] {
+    FamilyInfo f;
+    f.family = Family::decode_mma;
+    f.name = "decode_mma";
+    f.header = "decode_mma.cuh";
+    f.kernel = "i8g::decode_mma_kernel";
+    f.name_fields = {ConfigField::warps_k, ConfigField::stages, ConfigField::split_k};
+    f.splits_k = true;
+    f.untuned_rank = 0;  // not run on a GPU yet: only a verified tune may pick it
+    f.races_at = races_at;
+    f.unsupported = unsupported;
+    f.candidates = candidates;
+    f.invalid_reason = invalid_reason;
+    f.cost = cost;
+    f.threads = threads;
+    f.dynamic_smem = dynamic_smem;
+    f.registers = registers;
+    f.workspace = FamilyInfo::tile_splitk_workspace;
+    f.alignment = [](const KernelConfig&) { return dec::kLoad; };
+    f.template_args = template_args;
+    return f;
+  }();
+  return f;
+}
+
+}  // namespace i8g

@@ -1,0 +1,236 @@
+// decode_mma: the weight-streaming family for small M (decode, M <= 64), sm_80+, [N,K] weights.
+//
+// out^T = W . X^T with mma.sync m16n8k32: BN weight rows are the A operand (BN / 16 tiles of 16
+// rows), BM activation rows the B operand (BM / 8 tiles of 8), every index in decode_frag.h. A
+// block of WK warps owns a BN x BM output tile and one split-K slice of K (grid z); its warps
+// take the slice's BK-byte chunks in turn (warp w: chunks w, w + WK, ...), so together they
+// sweep each weight row front to back. Each lane loads 16-byte pieces straight into registers:
+// the weight with ld.global.nc.L1::no_allocate (read once, keep it out of L1), the activations
+// with ld.global.nc (tiny, re-read by every block: L1 and L2 serve them). A ring of STAGES
+// chunks per warp keeps STAGES * BN * BK bytes of weight in flight per warp while it multiplies
+// the oldest one; no shared memory and no barrier in the main loop.
+//
+// Then the WK warps' int32 tiles meet in shared memory and the first G threads sum them
+// (decode_frag.h's group); with SPLIT_K > 1 those threads run splitk_reduce (splitk.cuh: the
+// slices' partials in the workspace, an arrival counter, the last slice sums and resets it, so
+// graph replays need no memset); then the fused epilogue (epilogue.cuh), element by element, in
+// the reference's order. Integer sums are exact in any order, so the result is bit-identical to
+// every other family and the same on every run.
+//
+// Tails: weight rows past N and activation rows past M are clamped to the last row (their
+// sums land in outputs that are never stored); K must be a multiple of 16 (a 16-byte piece is
+// wholly in or out), and pieces past K load nothing for the weight and zeros for the
+// activation, whose zero products then add nothing.
+#pragma once
+#include "decode_frag.h"
+#include "epilogue.cuh"
+#include "mma_s8.cuh"
+#include "splitk.cuh"
+
+namespace i8g {
+namespace dec {
+
+// 16 bytes of the weight: read once, so not allocated in L1.
+__device__ __forceinline__ int4 load_weight(const signed char* p) {
+  int4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+// 16 bytes of the activations: every block of the column re-reads them, so L1 may keep them.
+__device__ __forceinline__ int4 load_act(const signed char* p) {
+  int4 v;
+  asm volatile("ld.global.nc.v4.s32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+__device__ __forceinline__ unsigned word(const int4& v, int i) {
+  return unsigned(i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w);
+}
+
+// One chunk of one warp: per 64 bytes of k (u), two weight loads (rows g, g + 8) of each 16-row
+// tile and one activation load of each 8-row tile.
+template <int RT, int NT, int U>
+struct Chunk {
+  int4 w[RT][2][U];
+  int4 x[NT][U];
+};
+
+}  // namespace dec
+
+template <int BM, int BN, int BK, int WK, int STAGES, int SPLIT_K, long long N_, long long K_, int ACT, int WSC,
+          int OUT, int BIAS, int ASYM>
+__global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_constant__ I8gArgs args) {
+  constexpr int THREADS = 32 * WK;
+  constexpr int RT = BN / dec::kRows;  // 16-row weight tiles
+  constexpr int NT = BM / dec::kCols;  // 8-row activation tiles
+  constexpr int U = BK / dec::kStep;   // 64-byte steps per chunk
+  constexpr int V = dec::group_vectors(BM, BN, THREADS);
+  constexpr int G = dec::group_threads(BM, BN, THREADS);
+  static_assert(BN % dec::kRows == 0 && BN >= 16 && BN <= 64, "BN: 16, 32 or 64 weight rows");
+  static_assert(BM % dec::kCols == 0 && BM >= 8 && BM <= 64, "BM: 8 to 64 activation rows, a multiple of 8");
+  static_assert(BK % dec::kStep == 0 && BK <= 256, "BK: 64, 128 or 256 bytes of k per chunk");
+  static_assert(WK >= 1 && WK <= 8, "1 to 8 warps");
+  static_assert(STAGES >= 1 && STAGES <= 4, "1 to 4 chunks in flight per warp");
+  static_assert(SPLIT_K >= 1 && SPLIT_K <= splitk::kMaxSplit, "1 to 16 K slices");
+  static_assert(G % 32 == 0 && G <= THREADS && 4 * V * G == BM * BN, "the reducing group is whole warps");
+  static_assert(K_ % dec::kLoad == 0, "K must be a multiple of 16 (16-byte loads)");
+  constexpr bool K_WHOLE = K_ > 0 && K_ % BK == 0;  // no chunk runs past K
+  constexpr bool N_WHOLE = N_ > 0 && N_ % BN == 0;  // no weight row past N
+
+  extern __shared__ __align__(16) int red[];
+
+  const long long M = args.m;
+  const long long N = N_ ? N_ : args.n;
+  const long long K = K_ ? K_ : args.k;
+  const long long n0 = (long long)blockIdx.x * BN;
+  const long long m0 = (long long)blockIdx.y * BM;
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+
+  // This warp's chunks: first, first + WK, ... (iters of them) of its block's slice.
+  const int slice = SPLIT_K == 1 ? 0 : int(blockIdx.z);
+  const long long first = dec::slice_begin(K, BK, SPLIT_K, slice) + warp;
+  const int iters = int(dec::warp_chunks(K, BK, SPLIT_K, slice, warp, WK));
+
+  // Row pointers at this lane's k offset; rows past N or M read the last row instead.
+  const signed char* wrow[RT][2];
+  const signed char* xrow[NT];
+#pragma unroll
+  for (int r = 0; r < RT; ++r)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long n = n0 + dec::w_row(r, h, lane);
+      wrow[r][h] = args.w + (N_WHOLE ? n : min(n, N - 1)) * K + dec::load_k(0, lane);
+    }
+#pragma unroll
+  for (int j = 0; j < NT; ++j)
+    xrow[j] = args.x + min(m0 + dec::x_row(j, lane), M - 1) * K + dec::load_k(0, lane);
+
+  dec::Chunk<RT, NT, U> ring[STAGES];
+#pragma unroll
+  for (int s = 0; s < STAGES; ++s)
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+#pragma unroll
+      for (int r = 0; r < RT; ++r) ring[s].w[r][0][u] = ring[s].w[r][1][u] = make_int4(0, 0, 0, 0);
+#pragma unroll
+      for (int j = 0; j < NT; ++j) ring[s].x[j][u] = make_int4(0, 0, 0, 0);
+    }
+  auto load = [&](dec::Chunk<RT, NT, U>& c, int i) {
+    const long long kb = (first + (long long)i * WK) * BK;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const bool in = K_WHOLE || kb + dec::load_k(u, lane) < K;
+#pragma unroll
+      for (int r = 0; r < RT; ++r)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          if (in) c.w[r][h][u] = dec::load_weight(wrow[r][h] + kb + dec::kStep * u);
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+        c.x[j][u] = in ? dec::load_act(xrow[j] + kb + dec::kStep * u) : make_int4(0, 0, 0, 0);
+    }
+  };
+
+  int acc[RT][NT][4];
+#pragma unroll
+  for (int r = 0; r < RT; ++r)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[r][j][e] = 0;
+  auto multiply = [&](const dec::Chunk<RT, NT, U>& c) {
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int s = 0; s < 2; ++s)
+#pragma unroll
+        for (int r = 0; r < RT; ++r) {
+          unsigned a[4];
+#pragma unroll
+          for (int q = 0; q < 4; ++q) a[q] = dec::word(c.w[r][dec::a_load(q)][u], dec::a_word(q, s));
+#pragma unroll
+          for (int j = 0; j < NT; ++j)
+            mma_s8(acc[r][j], a, dec::word(c.x[j][u], dec::b_word(0, s)), dec::word(c.x[j][u], dec::b_word(1, s)));
+        }
+  };
+
+  // The ring: STAGES - 1 chunks ahead, then per chunk one load issued and the oldest multiplied.
+  // The slot index is a compile-time constant in every unrolled step (no local memory).
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s)
+    if (s < iters) load(ring[s], s);
+  for (int i0 = 0; i0 < iters; i0 += STAGES) {
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+      const int i = i0 + s;
+      if (i + STAGES - 1 < iters) load(ring[(s + STAGES - 1) % STAGES], i + STAGES - 1);
+      if (i < iters) multiply(ring[s]);
+    }
+  }
+
+  // The warps' tiles meet in shared memory; the group sums them (int32: exact in any order).
+#pragma unroll
+  for (int r = 0; r < RT; ++r)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        red[dec::red_offset(warp, dec::c_m(j, lane, e), dec::c_n(r, lane, e), BM, BN)] = acc[r][j][e];
+  __syncthreads();
+  if (tid >= G) return;
+  int sum[4 * V];
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    const int q = dec::group_word(v, tid, BM, BN, THREADS);
+    int4 t = make_int4(0, 0, 0, 0);
+#pragma unroll
+    for (int w = 0; w < WK; ++w) {
+      const int4 p = *reinterpret_cast<const int4*>(red + dec::red_offset(w, q / BN, q % BN, BM, BN));
+      t.x += p.x;
+      t.y += p.y;
+      t.z += p.z;
+      t.w += p.w;
+    }
+    sum[4 * v] = t.x;
+    sum[4 * v + 1] = t.y;
+    sum[4 * v + 2] = t.z;
+    sum[4 * v + 3] = t.w;
+  }
+
+  if constexpr (SPLIT_K > 1) {
+    // Tile blockIdx.y * gridDim.x + blockIdx.x (splitk.h); its partials hold the group's int4s.
+    int* block = args.workspace + ((long long)blockIdx.y * gridDim.x + blockIdx.x) *
+                                      splitk::tile_words(SPLIT_K, BM, BN);
+    if (!splitk_reduce<V, G, SPLIT_K>(sum, block, reinterpret_cast<int4*>(block + splitk::kCounterWords),
+                                      BM * BN / 4, slice, tid,
+                                      [](bool p) { return named_group_or<G>(1, p); }))
+      return;  // another slice finishes this tile
+  }
+
+  // Epilogue: int4 v of this thread is 4 consecutive n of one m.
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    const int q = dec::group_word(v, tid, BM, BN, THREADS);
+    const long long m = m0 + q / BN;
+    const long long n = n0 + q % BN;
+    if (m >= M) continue;
+    float sx;
+    int zp;
+    load_row_operands<ACT, OUT, ASYM>(args, m, sx, zp);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      if (n + e >= N) break;
+      float sw, b;
+      int colsum;
+      load_col_operands<WSC, OUT, BIAS, ASYM>(args, n + e, sw, b, colsum);
+      finish<OUT, BIAS, ASYM>(args.out, m * N + n + e, sum[4 * v + e], sx, zp, sw, b, colsum);
+    }
+  }
+}
+
+}  // namespace i8g

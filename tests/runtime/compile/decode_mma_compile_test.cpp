@@ -1,0 +1,103 @@
+// The decode_mma family compiles with NVRTC for sm_90a (the H200) and sm_80: every candidate of
+// the decode target shapes and every epilogue option over N and K tails has no spills, no stack
+// frame and no local memory (its register ring is indexed only by compile-time constants); its
+// SASS holds mma.sync (IMMA), 128-bit global loads and no cp.async; split configs hold the
+// reduction's arrival counter (ATOMG), unsplit ones none. Whether the kernels compute the right
+// thing is for a GPU (tests/gpu/decode_mma_test.cpp; a tune verifies every candidate first).
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <set>
+
+#include "core/embedded.hpp"
+#include "generator/generator.hpp"
+#include "runtime/compile/compiler.hpp"
+#include "runtime/report/report.hpp"
+#include "tests/runtime/compile/tensor_kernel_checks.hpp"
+
+using namespace i8g;
+
+namespace {
+
+using test::sass_count;
+
+int text_count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+std::vector<KernelSpec> decode_candidates(const GemmProblem& p, Target t) {
+  t.experimental_decode = true;  // experimental until it has run on a GPU
+  std::vector<KernelSpec> specs;
+  for (const KernelConfig& c : candidates(p, t))
+    if (c.family == Family::decode_mma) specs.push_back({p, c, t.arch});
+  return specs;
+}
+
+void compile_and_check(const Target& t, const std::vector<KernelSpec>& specs, bool print) {
+  test::compile_tensor_kernels(
+      t, specs,
+      [&](const KernelSpec& spec, const CompileOutcome&, const ResourceReport& r, const LaunchShape& shape) {
+        EXPECT_EQ(shape.block[0], unsigned(32 * spec.config.warps_k)) << spec.name();
+        if (r.sass_available) {
+          EXPECT_GT(sass_count(r, "IMMA"), 0) << spec.name() << " has no mma.sync (IMMA)";
+          EXPECT_GT(text_count(r.sass, ".128"), 0) << spec.name() << " has no 16-byte load";
+          // CALL.REL.NOINC is sm_80's convergence jump out of a loop, not a call.
+          EXPECT_EQ(sass_count(r, "CALL"), text_count(r.sass, "CALL.REL.NOINC"))
+              << spec.name() << " calls a function (a 64-bit division?)";
+          if (spec.config.split_k > 1) {
+            EXPECT_GT(sass_count(r, "ATOMG"), 0) << spec.name() << " has no split-K arrival counter";
+          } else {
+            EXPECT_EQ(sass_count(r, "ATOMG"), 0) << spec.name() << ": unsplit kernels keep no counter";
+          }
+        }
+        if (print)
+          std::cout << spec.name() << ": " << r.registers << " regs, " << shape.dynamic_smem << " B smem, "
+                    << r.blocks_per_sm << " blocks/SM, IMMA=" << sass_count(r, "IMMA")
+                    << " LDG=" << sass_count(r, "LDG") << "\n";
+      },
+      test::Copies::registers);
+}
+
+}  // namespace
+
+TEST(DecodeMma, TemplatesAreEmbedded) {
+  std::set<std::string> embedded;
+  for (const EmbeddedFile& f : embedded_templates()) embedded.insert(f.path);
+  EXPECT_TRUE(embedded.count("decode_mma.cuh"));
+  EXPECT_TRUE(embedded.count("decode_frag.h"));
+  EXPECT_TRUE(embedded.count("mma_s8.cuh"));
+}
+
+// Every candidate of the decode target shape with the most split variants, and the unsplit ones
+// of the widest K (its split variants differ only in the reduction, compiled above).
+TEST(DecodeMma, EveryCandidateOfTheDecodeTargetsCompilesCleanlyForSm90a) {
+  const Target t = Target::from_arch("sm_90a");
+  std::vector<KernelSpec> specs = decode_candidates({2560, 4096}, t);
+  for (const KernelSpec& s : decode_candidates({4096, 14336}, t))
+    if (s.config.split_k == 1) specs.push_back(s);
+  ASSERT_GE(specs.size(), 60u);
+  compile_and_check(t, specs, true);
+}
+
+// Each epilogue option over N = 1000 and K = 4080 (partial tiles and chunks), on the token tile
+// of M = 1 and a split config of M = 64, plus sm_80 (the family's oldest arch).
+TEST(DecodeMma, EveryEpilogueOptionCompilesWithTails) {
+  const Target t = Target::from_arch("sm_90a");
+  std::vector<KernelSpec> specs;
+  for (const GemmProblem& p : test::epilogue_option_problems()) {
+    const std::vector<KernelSpec> all = decode_candidates(p, t);
+    ASSERT_FALSE(all.empty()) << p.key();
+    specs.push_back(all.front());
+    for (const KernelSpec& s : all)
+      if (s.config.bm == 64 && s.config.split_k > 1) {
+        specs.push_back(s);
+        break;
+      }
+  }
+  compile_and_check(t, specs, false);
+  const Target ampere = Target::from_arch("sm_80");
+  compile_and_check(ampere, {decode_candidates({1000, 4080}, ampere).front(), decode_candidates({2560, 4096}, ampere).back()},
+                    true);
+}
