@@ -143,7 +143,9 @@ KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m,
     const std::string why = unsupported(f, p, t);
     throw Error(ErrorKind::unsupported, "heuristic_default",
                 fmt::format("no {} config suits {} on {}: {}", f.name, p.key(), t.arch,
-                            why.empty() ? "no candidate fits the target" : why));
+                            why.empty() ? "no candidate fits the target (an experimental family offers "
+                                                         "candidates only with its tune --experimental-* flag)"
+                                                       : why));
   }
   return cheapest(f, cs, p, t, m);
 }
