@@ -14,7 +14,15 @@ start=$(date +%s)
 rm -rf "$venv"
 python3 -m venv "$venv"
 py="$here/$venv/bin/python"
-"$py" -m pip install -q --disable-pip-version-check "${TORCH_SPEC:-torch>=2.4}" numpy pytest
+pip=("$py" -m pip install -q --disable-pip-version-check)
+# torch: PyTorch's CPU-only wheels (~200 MB) where their index can be reached, else PyPI's
+# (which pulls in the CUDA libraries, GBs). The tests need no GPU either way.
+torch_spec="${TORCH_SPEC:-torch>=2.4}"
+if ! "${pip[@]}" --timeout 20 --retries 1 --index-url https://download.pytorch.org/whl/cpu "$torch_spec" 2>/dev/null; then
+  echo "test_python: PyTorch's CPU wheel index unreachable; torch from PyPI"
+  "${pip[@]}" "$torch_spec"
+fi
+"${pip[@]}" numpy pytest
 if [ "${I8GEMM_WHEEL_BUILD:-0}" = 1 ]; then
   "$py" -m pip install -q --disable-pip-version-check .
 else
