@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU pass, on the GPU machine, over a build made elsewhere (never rebuilds here):
 #   scripts/gpu_check.sh            logs and XML under $OUT (default /tmp/out)
-# Env: OUT, BUILD (default build; the tree carried over), I8GEMM_TEST_CACHE (kernel cache the
-# test runs share, so sanitizer runs reuse the kernels the first run compiled),
+# Env: OUT, BUILD (default build; the tree carried over), SKIP_PYTHON=1, DECODE=1 (below),
+# I8GEMM_TEST_CACHE (kernel cache the test runs share, so sanitizer runs reuse the kernels the
+# first run compiled),
 # SANITIZER_TIMEOUT (seconds per sanitizer run, default 170), SKIP_SANITIZER=1, and the
 # sanitizer runs' gtest filters (GEMM_MEMCHECK_FILTER, GEMM_RACE_FILTER, DP4A_FILTER, UTIL_FILTER).
 # Exit status: 0 when every suite passed (skips allowed) and the sanitizers found nothing.
@@ -71,6 +72,21 @@ if [ "${SKIP_OVERRIDES:-0}" != 1 ] && [ -x "$BUILD/tests/test_gpu" ]; then
     "$BUILD/tests/test_gpu" --gtest_filter="$OVERRIDE_FILTER"
   I8GEMM_FAMILY=simt_dp4a run_suite "test_gpu I8GEMM_FAMILY=simt_dp4a" "$OUT/test_gpu_dp4a.log" \
     "$BUILD/tests/test_gpu" --gtest_filter="$OVERRIDE_FILTER"
+fi
+
+# ---- the Python package's GPU tests (python/tests, docs/python.md), from this tree: the package
+# from python/, the library from $BUILD (no install, no network). Needs torch with CUDA and
+# pytest on this machine; SKIP_PYTHON=1 skips.
+if [ "${SKIP_PYTHON:-0}" != 1 ]; then
+  if python3 -c 'import torch, pytest, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" I8GEMM_LIBRARY="$PWD/$BUILD/runtime/libi8gemm.so.0" \
+      run_suite "python (torch ops)" "$OUT/python.log" python3 -m pytest -q -p no:cacheprovider \
+      --junitxml="$OUT/python.xml" python/tests
+    # pytest's closing line is not gtest's: the row's counts come from it.
+    ROWS[${#ROWS[@]}-1]="$(printf '%-34s %s' "python (torch ops)" "$(tail -1 "$OUT/python.log")")"
+  else
+    ROWS+=("$(printf '%-34s %7s %7s %7s  %s' python - - - 'skipped: no torch with CUDA, or no pytest')")
+  fi
 fi
 
 # ---- compute-sanitizer: memcheck, racecheck, synccheck over every family and kernel kind -----
@@ -145,6 +161,18 @@ if [ "${WGMMA:-0}" = 1 ] && [ -x "$BUILD/tools/i8gemm" ]; then
     --cache "$OUT/wgmma.sqlite" 2>&1 | tee "$OUT/tune_wgmma.log"
   rc=${PIPESTATUS[0]}; [ "$rc" -ne 0 ] && status=1
   ROWS+=("$(printf '%-34s %7s %7s %7s  %s' "tune wgmma" - - - "rc=$rc (table in tune_wgmma.log)")")
+fi
+# ---- the decode family (docs/decode_mma.md; experimental until it has run): opt-in, DECODE=1.
+# A tune with --experimental-decode at decode M on the target shapes, every family and cuBLASLt
+# racing, each candidate verified bit-exact first; in its own cache.
+if [ "${DECODE:-0}" = 1 ] && [ -x "$BUILD/tools/i8gemm" ]; then
+  echo "=== tune --experimental-decode"
+  shapes=()
+  for s in ${DECODE_SHAPES:-2560x4096 6144x4096 8192x8192 4096x14336}; do shapes+=(--shape "$s"); done
+  "$BUILD/tools/i8gemm" tune --experimental-decode "${shapes[@]}" --m "${DECODE_MS:-1,16,64}" \
+    --samples "${SAMPLES:-20}" --cache "$OUT/decode.sqlite" 2>&1 | tee "$OUT/tune_decode.log"
+  rc=${PIPESTATUS[0]}; [ "$rc" -ne 0 ] && status=1
+  ROWS+=("$(printf '%-34s %7s %7s %7s  %s' "tune decode" - - - "rc=$rc (table in tune_decode.log)")")
 fi
 # ---- end of BENCHMARKS -----------------------------------------------------------------------
 
