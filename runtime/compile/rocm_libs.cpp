@@ -3,6 +3,9 @@
 #ifdef I8G_HAVE_HIP
 #include <dlfcn.h>
 
+#include <cstdint>
+#include <cstring>
+
 #include <string>
 
 #include "core/error.hpp"
@@ -49,7 +52,11 @@ Loaded load() {
     const void* size = dlsym(builtins, "__hipRTC_header_size");
     if (text && size) {
       l.libs.hiprtc_header = static_cast<const char*>(text);
-      l.libs.hiprtc_header_size = *static_cast<const size_t*>(size);
+      // A 4-byte unsigned int, 4-byte aligned (ROCm 5.2's builtins library: readelf shows it
+      // 4 bytes before the header's end), not a size_t.
+      uint32_t n = 0;
+      std::memcpy(&n, size, sizeof n);
+      l.libs.hiprtc_header_size = n;
     }
   }
   return l;
