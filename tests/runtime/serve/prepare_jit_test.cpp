@@ -14,6 +14,7 @@
 #include "runtime/report/report.hpp"
 #include "runtime/serve/jit.hpp"
 #include "tests/runtime/runtime_test_support.hpp"
+#include "tests/runtime/serve/jit_test_support.hpp"
 #include "tests/support/files.hpp"
 
 namespace i8g {
@@ -49,13 +50,7 @@ ResourceReport report_of(const cache::StoredKernel& k) {
   return ResourceReport::from_json(nlohmann::json::parse(k.report_json));
 }
 
-JitRequest dp4a_request(const Target& t, int64_t n) {
-  GemmProblem p;
-  p.n = n;
-  p.k = 512;
-  const KernelSpec spec{p, heuristic_default(p, t, 16, Family::simt_dp4a), t.arch};
-  return {emit(spec), spec};
-}
+using test::dp4a_request;
 
 TEST(PrepareJit, SkippingSassKeepsEverythingTheLogAndCubinSay) {
   SpawnMarker tool;

@@ -7,6 +7,7 @@
 #include "cache/cache.hpp"
 #include "generator/generator.hpp"
 #include "runtime/serve/jit.hpp"
+#include "tests/runtime/serve/jit_test_support.hpp"
 #include "tests/support/files.hpp"
 
 namespace i8g {
@@ -26,13 +27,7 @@ class NoNvrtc final : public Compiler {
 };
 std::unique_ptr<Compiler> no_nvrtc(const Target&) { return std::make_unique<NoNvrtc>(); }
 
-JitRequest request(const Target& t, int64_t n) {
-  GemmProblem p;
-  p.n = n;
-  p.k = 512;
-  const KernelSpec spec{p, heuristic_default(p, t, 16, Family::simt_dp4a), t.arch};
-  return {emit(spec), spec};
-}
+using test::dp4a_request;
 
 std::string what(const std::function<void()>& f) {
   try {
@@ -48,7 +43,7 @@ TEST(ServingCompiler, StrictWithoutNvrtcServesWhatTheCacheHoldsUnderItsOwnKeys) 
   const Target t = Target::from_arch("sm_80");
   cache::Cache c(dir.file("c.sqlite"), cache::Cache::Mode::read_write);
   const std::unique_ptr<Compiler> real = make_compiler(t);
-  const JitRequest stored = request(t, 256), absent = request(t, 384);
+  const JitRequest stored = dp4a_request(t, 256), absent = dp4a_request(t, 384);
   ASSERT_EQ(fetch_or_compile_all(&c, *real, {stored}, t, prepare_policy())[0].status, JitOutcome::Status::compiled);
 
   const std::unique_ptr<Compiler> standin = serving_compiler(t, /*strict=*/true, &c, no_nvrtc);
@@ -93,7 +88,7 @@ TEST(ServingCompiler, WithoutNvrtcEverythingElseIsAClearError) {
   EXPECT_NE(e.find("no cache is open"), std::string::npos) << e;
   // A binary for another arch does not count.
   const Target other = Target::from_arch("sm_86");
-  ASSERT_EQ(fetch_or_compile_all(&c, *make_compiler(other), {request(other, 256)}, other, prepare_policy())[0].status,
+  ASSERT_EQ(fetch_or_compile_all(&c, *make_compiler(other), {dp4a_request(other, 256)}, other, prepare_policy())[0].status,
             JitOutcome::Status::compiled);
   e = what([&] { serving_compiler(t, true, &c, no_nvrtc); });
   EXPECT_NE(e.find("holds no binaries for sm_80"), std::string::npos) << e;
