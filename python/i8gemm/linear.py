@@ -26,9 +26,11 @@ def quantize_weight(w: torch.Tensor):
 class W8A8Linear(torch.nn.Module):
     def __init__(self, weight_q, weight_scale, bias=None, out_dtype=torch.bfloat16):
         super().__init__()
-        self.register_buffer("weight_q", weight_q.contiguous())
-        self.register_buffer("weight_scale", weight_scale.float().contiguous())
-        self.register_buffer("bias", None if bias is None else bias.float().contiguous())
+        # Inference buffers: detached, so no autograd graph (torch.compile, a bias taken from an
+        # nn.Linear's Parameter) ever tries to differentiate through the int8 op.
+        self.register_buffer("weight_q", weight_q.detach().contiguous())
+        self.register_buffer("weight_scale", weight_scale.detach().float().contiguous())
+        self.register_buffer("bias", None if bias is None else bias.detach().float().contiguous())
         self.out_dtype = out_dtype
         self.max_m = 0         # rows prepared for; 0: apply() serves nothing yet
         self.unsupported = ""  # the library's reason when prepare refused the problem

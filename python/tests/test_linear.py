@@ -30,3 +30,11 @@ def test_prepare_refuses_a_cpu_weight_with_a_reason():
     layer = i8gemm.W8A8Linear.from_linear(torch.nn.Linear(64, 32))
     assert layer.prepare(16) is False
     assert "not a CUDA device" in layer.unsupported and layer.max_m == 0
+
+
+def test_buffers_taken_from_a_linear_carry_no_autograd_history():
+    # An nn.Linear's bias is a Parameter: a buffer made from it must not drag autograd (and so a
+    # backward graph through the int8 op) into torch.compile (seen on the H200, 2026-12-01).
+    layer = i8gemm.W8A8Linear.from_linear(torch.nn.Linear(64, 32))
+    for name, b in layer.named_buffers():
+        assert not b.requires_grad and b.grad_fn is None, name

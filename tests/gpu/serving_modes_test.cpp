@@ -84,7 +84,7 @@ TEST_F(ServingModes, StrictServesWhatANonStrictPrepareStoredAndChosenSaysWhereIt
       EXPECT_TRUE(k.isa.empty()) << k.key.name;
       const ResourceReport rep = ResourceReport::from_json(nlohmann::json::parse(k.report_json));
       EXPECT_EQ(rep.sass_note, kSassSkipped) << k.key.name;
-      EXPECT_GT(rep.registers, 0) << k.key.name;
+      EXPECT_GT(rep.registers, 0) << k.key.name << " (" << k.lowered_name << "): " << k.report_json;
     }
     EXPECT_TRUE(utility) << "the cold prepare stored the utility module";
   }
