@@ -25,10 +25,18 @@ def test_library_comes_from_the_wheel_when_installed():
     assert os.path.exists(path)
 
 
+def _maps_libcuda_after(code):
+    probe = code + "; import sys; sys.exit(3 if 'libcuda.so' in open('/proc/self/maps').read() else 0)"
+    rc = subprocess.run([sys.executable, "-c", probe]).returncode
+    assert rc in (0, 3), f"{code!r} failed with status {rc}"
+    return rc == 3
+
+
 def test_importing_needs_no_libcuda():
-    code = ("import i8gemm, sys; i8gemm.version(); "
-            "maps = open('/proc/self/maps').read(); sys.exit('libcuda.so' in maps)")
-    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+    # Where torch's own import maps libcuda (some CUDA builds do) there is nothing left to see.
+    if _maps_libcuda_after("import torch"):
+        pytest.skip("importing torch alone maps libcuda here")
+    assert not _maps_libcuda_after("import i8gemm; i8gemm.version()")
 
 
 @pytest.mark.skipif(not NO_GPU, reason="needs a machine without a CUDA device")
