@@ -34,10 +34,6 @@ struct Target {
   // candidates. Off by default; `i8gemm tune --experimental-wgmma` sets it. Not part of any
   // cache key: it changes which kernels are tried, not what a named kernel computes.
   bool experimental_wgmma = false;
-  // Offer the decode_mma family (M <= 64; compiled and CPU-checked, never run on a GPU yet).
-  // Off by default until it has run exact on a GPU: a faulting kernel would end the whole tune.
-  // `i8gemm tune --experimental-decode` sets it; not part of any cache key either.
-  bool experimental_decode = false;
 
   // Facts for the named arch (hardware limits from the CUDA programming guide, the AMD CDNA
   // ISA guides and LLVM's AMDGPU target description); throws Error

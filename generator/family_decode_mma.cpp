@@ -4,8 +4,8 @@
 // block sweeping the block's K slice in turn, split-K across blocks reduced in the kernel.
 // Fields: bm (tokens per block: 8..64), bn (weight rows per block: 16, 32, 64), bk (bytes of k
 // per warp and chunk: 64, 128, 256), warps_k, stages (chunks in flight per warp), split_k.
-// Only a tune picks it (untuned_rank 0), and only in the M bucket whose rows one bm tile holds
-// with the least padding (races_at). docs/decode_mma.md.
+// A tune races it only in the M bucket whose rows one bm tile holds with the least padding
+// (races_at); untuned, it serves M <= 16 on sm_90 (serves_untuned). docs/decode_mma.md.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -96,7 +96,6 @@ std::vector<int> split_choices(const GemmProblem& p, const KernelConfig& c, cons
 // Then up to two split-K variants of each (split_choices). At most 22 + 44 configs.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
-  if (!t.experimental_decode) return out;  // experimental until it has run on a GPU
   int64_t n_pow2 = 16;
   while (n_pow2 < p.n) n_pow2 *= 2;
   for (int bm : {8, 16, 32, 64})
@@ -127,8 +126,8 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
 // A decode kernel's time is its weight bytes over the slots that stream them: waves of blocks
 // over the resident slots times one block's bytes (bn rows of its K slice, read again for every
 // row tile past the first), plus the split's partial round trip and the padded tokens' MMAs;
-// doubled off the token tile a tune races at this M (races_at). Only ranks configs for
-// I8GEMM_FAMILY=decode_mma; a tune decides.
+// doubled off the token tile a tune races at this M (races_at). Ranks configs for
+// I8GEMM_FAMILY=decode_mma (the untuned default's rule leaves one config per bucket); a tune decides.
 double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
   const int64_t tiles_m = (std::max<int64_t>(m, 1) + c.bm - 1) / c.bm;
   const int64_t blocks = tiles_m * ((p.n + c.bn - 1) / c.bn) * c.split_k;
@@ -145,6 +144,19 @@ double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_
 // bucket's rows (8 for M <= 8, then 16, 32, 64), never above M = 64. Smaller tiles would read
 // the weight once per row tile; larger ones only add padded MMAs.
 bool races_at(const KernelSpec& spec, int64_t m) { return m <= kMaxRows && spec.config.bm == row_tile(m); }
+
+// The untuned default up to M = 16, on sm_90 and in the regime it was measured in (N of 2560 to
+// 28672, K of 4096 and 14336: one row of 16-wide column tiles fills the SMs, K long): the tile
+// the tunes picked on the H200 (2026-12-01, docs/decode_mma.md: 8 of 8 buckets of four target
+// shapes at M = 1 and 16 went to decode_mma, ahead of the best mma_sync by 7-36%): 16 weight
+// rows per block, no split, bm 8 with 4 warps up to M = 8 (the M = 1 winner of all four), bm 16
+// with 8 warps above (two of the four M = 16 winners). Smaller N or K keep mma_sync's split-K
+// default, which that measurement did not cover.
+bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
+  constexpr int64_t kMaxUntunedRows = 16, kMinK = 4096;
+  return t.sm == 90 && m <= kMaxUntunedRows && p.n >= int64_t(c.bn) * t.sm_count && p.k >= kMinK &&
+         c.bm == row_tile(m) && c.bn == 16 && c.split_k == 1 && c.warps_k == (c.bm == dec::kCols ? 4 : 8);
+}
 
 std::vector<TemplateArg> template_args(const KernelSpec& s) {
   const KernelConfig& c = s.config;
@@ -165,7 +177,8 @@ const FamilyInfo& decode_mma_family() {
     f.kernel = "i8g::decode_mma_kernel";
     f.name_fields = {ConfigField::warps_k, ConfigField::stages, ConfigField::split_k};
     f.splits_k = true;
-    f.untuned_rank = 0;  // not run on a GPU yet: only a verified tune may pick it
+    f.untuned_rank = 4;  // above wgmma_tma and mma_sync, where serves_untuned accepts (sm_90, M <= 16)
+    f.serves_untuned = serves_untuned;
     f.races_at = races_at;
     f.unsupported = unsupported;
     f.candidates = candidates;

@@ -162,14 +162,14 @@ if [ "${WGMMA:-0}" = 1 ] && [ -x "$BUILD/tools/i8gemm" ]; then
   rc=${PIPESTATUS[0]}; [ "$rc" -ne 0 ] && status=1
   ROWS+=("$(printf '%-34s %7s %7s %7s  %s' "tune wgmma" - - - "rc=$rc (table in tune_wgmma.log)")")
 fi
-# ---- the decode family (docs/decode_mma.md; experimental until it has run): opt-in, DECODE=1.
-# A tune with --experimental-decode at decode M on the target shapes, every family and cuBLASLt
-# racing, each candidate verified bit-exact first; in its own cache.
+# ---- the decode buckets (docs/decode_mma.md): opt-in, DECODE=1. A tune at decode M on the
+# target shapes, every family (decode_mma included) and cuBLASLt racing, each candidate verified
+# bit-exact first; in its own cache.
 if [ "${DECODE:-0}" = 1 ] && [ -x "$BUILD/tools/i8gemm" ]; then
-  echo "=== tune --experimental-decode"
+  echo "=== tune at decode M"
   shapes=()
   for s in ${DECODE_SHAPES:-2560x4096 6144x4096 8192x8192 4096x14336}; do shapes+=(--shape "$s"); done
-  "$BUILD/tools/i8gemm" tune --experimental-decode "${shapes[@]}" --m "${DECODE_MS:-1,16,64}" \
+  "$BUILD/tools/i8gemm" tune "${shapes[@]}" --m "${DECODE_MS:-1,16,64}" \
     --samples "${SAMPLES:-20}" --cache "$OUT/decode.sqlite" 2>&1 | tee "$OUT/tune_decode.log"
   rc=${PIPESTATUS[0]}; [ "$rc" -ne 0 ] && status=1
   ROWS+=("$(printf '%-34s %7s %7s %7s  %s' "tune decode" - - - "rc=$rc (table in tune_decode.log)")")

@@ -16,7 +16,8 @@ BUILD=${BUILD:-build}
 POINTS=${POINTS:?"POINTS=\"NxK:M ...\" (e.g. 28672x4096:1024)"}
 CACHE=${CACHE:-$OUT/profile/untuned.sqlite}
 CUTLASS=${CUTLASS-vllm_default}
-KERNEL=${KERNEL:-"regex:i8g_sm[0-9a-z]+_(wgmma_tma|wgmma|mma_sync|simt_dp4a)_"}
+# (ncu matches the function name, the template name, not the cache entry name i8g_sm90a_...)
+KERNEL=${KERNEL:-"regex:^(wgmma_tma|wgmma|mma_sync|simt_dp4a|decode_mma)_kernel"}
 SECTIONS=${SECTIONS:-"SpeedOfLight MemoryWorkloadAnalysis ComputeWorkloadAnalysis LaunchStats Occupancy SchedulerStats WarpStateStats"}
 SKIP=${SKIP:-5}
 export LD_LIBRARY_PATH="$PWD/$BUILD/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

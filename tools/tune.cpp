@@ -23,7 +23,7 @@ struct TuneFlags {
   ShapeFlags shapes;
   ProblemFlags problem;
   bool compile_only = false;
-  bool experimental_wgmma = false, experimental_decode = false, resume = false;
+  bool experimental_wgmma = false, resume = false;
   std::string arch, cache, filter, m = "1,16,256,4096";
   int jobs = 0, device = 0, samples = 50;
 };
@@ -73,7 +73,6 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
   {
     Target ft = t;
     ft.experimental_wgmma = o.experimental_wgmma;
-    ft.experimental_decode = o.experimental_decode;
     filtered_specs(problems, ft, o.filter);  // a --filter that keeps nothing stops here
   }
   // Tuning runs the cache's binaries on the GPU: as serving does, refuse one others can write.
@@ -85,7 +84,6 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
   to.filter = o.filter;
   to.jobs = o.jobs;
   to.experimental_wgmma = o.experimental_wgmma;
-  to.experimental_decode = o.experimental_decode;
   to.resume = o.resume;
   to.plan.samples = o.samples;
   fmt::print("{} ({} SMs, {}), driver {}, cache {}\n", engine->device().name, t.sm_count, t.arch,
@@ -165,7 +163,6 @@ void run_tune(const TuneFlags& o) {
   parse_m_list(o.m);  // unused without a GPU, but a malformed list is still an error
   Target target = Target::from_arch(o.arch);
   target.experimental_wgmma = o.experimental_wgmma;
-  target.experimental_decode = o.experimental_decode;
   const std::vector<NamedShape> shapes = o.shapes.resolve();
   std::vector<GemmProblem> problems;
   for (const NamedShape& s : shapes) problems.push_back(o.problem.make(s));  // all valid first
@@ -246,9 +243,6 @@ void setup_tune(CLI::App& app) {
   cmd->add_flag("--experimental-wgmma", opts->experimental_wgmma,
                 "also try the experimental cp.async wgmma family (sm_90a; slower than wgmma_tma, which "
                 "is always tried there; every candidate is verified bit-exact before it is timed)");
-  cmd->add_flag("--experimental-decode", opts->experimental_decode,
-                "also try the decode_mma family at M <= 64 (sm_80+; not yet run on a GPU, so off by default; "
-                "every candidate is verified bit-exact before it is timed)");
   cmd->add_option("--arch", opts->arch, "target arch, e.g. sm_90a, sm_80 (default: the GPU's)");
   add_cache_option(*cmd, opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   cmd->add_option("--filter", opts->filter, "only kernels whose name matches this regex");

@@ -80,6 +80,15 @@ ResourceReport make_report(const Binary& b, const Target& t, int threads_per_blo
     r.notes.push_back(std::string("CUBIN unreadable: ") + e.what());
   }
 
+  // No ptxas lines for the kernel (seen on the H200 for the utility module a prepare compiled,
+  // 2026-12-01): the CUBIN's own figures stand in; spills stay unknown (the ELF has none).
+  const bool from_elf = f == fns.end() && symbol_index >= 0;
+  if (from_elf) {
+    r.registers = r.elf_registers;
+    r.stack_frame_bytes = r.elf_stack_frame_bytes;
+    r.static_smem_bytes = r.elf_static_smem_bytes;
+    r.notes.push_back("registers, stack frame and static smem from the CUBIN");
+  }
   r.consistent = true;
   auto agree = [&](const char* field, int log_value, int elf_value) {
     if (log_value >= 0 && log_value == elf_value) return;

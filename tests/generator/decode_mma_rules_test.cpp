@@ -28,9 +28,8 @@ namespace {
 
 const GemmProblem kTargets[] = {{2560, 4096}, {6144, 4096}, {8192, 8192}, {4096, 14336}};
 
-// decode_mma's candidates (experimental: only with Target::experimental_decode).
+// decode_mma's candidates.
 std::vector<KernelConfig> decode_of(const GemmProblem& p, Target t) {
-  t.experimental_decode = true;
   std::vector<KernelConfig> out;
   for (const KernelConfig& c : candidates(p, t))
     if (c.family == Family::decode_mma) out.push_back(c);
@@ -314,7 +313,6 @@ TEST(DecodeMmaRules, SplitsOnlyWhereTheColumnTilesLeaveBlockSlotsEmpty) {
 
 TEST(DecodeMmaRules, ATuneRacesEachConfigOnlyInItsTokenTilesBucket) {
   Target t = Target::from_arch("sm_90a");
-  t.experimental_decode = true;  // offered, and still never the untuned default
   const GemmProblem p{2560, 4096};
   const std::map<int64_t, int> tile = {{1, 8}, {2, 8}, {4, 8}, {8, 8}, {16, 16}, {32, 32}, {64, 64}};
   for (const KernelConfig& c : decode_of(p, t)) {
@@ -328,9 +326,7 @@ TEST(DecodeMmaRules, ATuneRacesEachConfigOnlyInItsTokenTilesBucket) {
     if (c.family != Family::decode_mma) {
       EXPECT_TRUE(raced_at({p, c, t.arch}, 4096)) << c;
     }
-  // The untuned default never takes decode_mma (rank 0) ...
-  for (int64_t m : {1, 16, 64}) EXPECT_NE(heuristic_default(p, t, m).family, Family::decode_mma);
-  // ... and I8GEMM_FAMILY=decode_mma gets the bucket's token tile.
+  // I8GEMM_FAMILY=decode_mma gets the bucket's token tile.
   for (const auto& [m, bm] : tile) EXPECT_EQ(heuristic_default(p, t, m, Family::decode_mma).bm, bm) << m;
 }
 
@@ -359,4 +355,37 @@ TEST(DecodeMmaEmit, SourceAndNameRoundTrip) {
   EXPECT_TRUE(has(s.code, "#include \"decode_mma.cuh\""));
   EXPECT_TRUE(has(s.code, "8 /*WK*/, 2 /*STAGES*/, 4 /*SPLIT_K*/"));
   EXPECT_EQ(KernelSpec::parse_name(s.name), spec);
+}
+
+// The untuned default on sm_90: decode_mma up to M = 16 with the tiles the H200 tunes picked
+// (bm 8, 4 warps to M = 8; bm 16, 8 warps to 16; 16 weight rows, no split) where N fills the
+// SMs with 16-wide tiles and K >= 4096, wgmma_tma from 64, mma_sync between; elsewhere (not
+// measured there) never decode_mma.
+TEST(DecodeMmaRules, TheUntunedDefaultTakesItUpToSixteenRowsOnSm90Only) {
+  const Target h = Target::from_arch("sm_90a");
+  for (const GemmProblem& p : kTargets) {
+    for (int64_t m : {1, 2, 4, 8, 9, 16}) {
+      const KernelConfig c = heuristic_default(p, h, m);
+      EXPECT_EQ(c.family, Family::decode_mma) << p.key() << " M=" << m;
+      EXPECT_EQ(c.bm, m <= 8 ? 8 : 16) << p.key() << " M=" << m;
+      EXPECT_EQ(c.warps_k, m <= 8 ? 4 : 8) << p.key() << " M=" << m;
+      EXPECT_EQ(c.bn, 16);
+      EXPECT_EQ(c.split_k, 1);
+      EXPECT_TRUE(raced_at({p, c, h.arch}, m)) << "the default is one of the bucket's raced configs";
+    }
+    EXPECT_EQ(heuristic_default(p, h, 17).family, Family::mma_sync) << p.key();
+    EXPECT_EQ(heuristic_default(p, h, 32).family, Family::mma_sync) << p.key();
+    EXPECT_EQ(heuristic_default(p, h, 64).family, Family::wgmma_tma) << p.key();
+  }
+  for (const char* arch : {"sm_80", "sm_89", "sm_100", "sm_120"})
+    for (int64_t m : {1, 16}) {
+      EXPECT_NE(heuristic_default(kTargets[0], Target::from_arch(arch), m).family, Family::decode_mma) << arch;
+    }
+  // Outside the measured regime (N below 16 x 132 SMs, K below 4096) mma_sync's split-K default.
+  for (const GemmProblem& p : {GemmProblem{768, 4096}, GemmProblem{4096, 2048}, GemmProblem{4096, 384}})
+    EXPECT_EQ(heuristic_default(p, h, 1).family, Family::mma_sync) << p.key();
+  // [K,N] weights, which decode_mma does not stream, keep their family.
+  GemmProblem kn{2560, 4096};
+  kn.layout = WeightLayout::kn;
+  EXPECT_NE(heuristic_default(kn, h, 1).family, Family::decode_mma);
 }

@@ -25,7 +25,6 @@ const Family kAllFamilies[] = {Family::simt_dp4a, Family::mma_sync, Family::mfma
 Target target_for(const FamilyInfo& f) {
   Target t = Target::from_arch(f.amd ? "gfx90a" : "sm_90a");
   t.experimental_wgmma = true;
-  t.experimental_decode = true;
   return t;
 }
 
@@ -200,7 +199,8 @@ TEST(FamilyTable, TheUntunedDefaultComesFromARankedFamily) {
 // defaults they chose (family:config at M = 1, 16, 256, 4096; the same for [K,N] weights),
 // unchanged now that the cost models count occupancy through core/occupancy.hpp. Since then
 // sm_90a's [N,K] problems take the TMA ping-pong family from M = 64 up (`nk`, where given),
-// its tile by the wave-count rule of family_wgmma_tma.cpp.
+// its tile by the wave-count rule of family_wgmma_tma.cpp, and 2560 x 4096 [N,K] takes decode_mma
+// up to M = 16 (family_decode_mma.cpp, serves_untuned).
 TEST(FamilyTable, Tp4UntunedDefaultsAreUnchanged) {
   struct Row {
     const char* arch;
@@ -212,7 +212,7 @@ TEST(FamilyTable, Tp4UntunedDefaultsAreUnchanged) {
       {"sm_90a", {2560, 4096},
        {"mma_sync:bm32_bn32_bk128_wm2_wn2_s4_sk3", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk6",
         "mma_sync:bm64_bn64_bk128_wm2_wn2_s4_sk3", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
-       {"mma_sync:bm32_bn32_bk128_wm2_wn2_s4_sk3", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk6",
+       {"decode_mma:bm8_bn16_bk256_wk4_s2_sk1", "decode_mma:bm16_bn16_bk128_wk8_s2_sk1",
         "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2_sk1"}},
       {"sm_90a", {4096, 2048},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4",

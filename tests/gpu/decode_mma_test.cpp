@@ -21,7 +21,6 @@ class DecodeMma : public KernelCheckTest {
     KernelCheckTest::SetUp();
     if (IsSkipped()) return;
     if (target_.sm < 80) GTEST_SKIP() << "decode_mma needs sm_80 or later, this GPU is " << target_.arch;
-    target_.experimental_decode = true;  // its candidates exist only with the flag
   }
   std::vector<KernelSpec> specs(const GemmProblem& p) const { return family_specs(p, Family::decode_mma); }
   // The specs a tune races in the bucket that serves m rows.

@@ -28,7 +28,6 @@ int text_count(const std::string& text, const std::string& what) {
 }
 
 std::vector<KernelSpec> decode_candidates(const GemmProblem& p, Target t) {
-  t.experimental_decode = true;  // experimental until it has run on a GPU
   std::vector<KernelSpec> specs;
   for (const KernelConfig& c : candidates(p, t))
     if (c.family == Family::decode_mma) specs.push_back({p, c, t.arch});

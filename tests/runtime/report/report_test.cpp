@@ -107,6 +107,26 @@ TEST(Report, MismatchBetweenLogAndCubinIsNamedInNotes) {
   EXPECT_TRUE(named) << r.to_text();
 }
 
+// A log without the kernel's ptxas lines (seen on the H200 for a utility module a prepare
+// compiled): registers, stack and static smem come from the CUBIN and the notes say so; spills
+// stay unknown.
+TEST(Report, ALogWithoutTheKernelsLinesTakesTheCubinsFigures) {
+  Binary b = test::compiled(test::dp4a_source(), "sm_90a");
+  const Target t = Target::from_arch("sm_90a");
+  const ResourceReport with_log = make_report(b, t, 256, 0);
+  ASSERT_GT(with_log.registers, 0);
+  b.log.clear();
+  const ResourceReport r = make_report(b, t, 256, 0);
+  EXPECT_EQ(r.registers, with_log.elf_registers);
+  EXPECT_EQ(r.stack_frame_bytes, with_log.elf_stack_frame_bytes);
+  EXPECT_EQ(r.static_smem_bytes, with_log.elf_static_smem_bytes);
+  EXPECT_EQ(r.spill_store_bytes, -1);
+  EXPECT_EQ(r.blocks_per_sm, with_log.blocks_per_sm);
+  bool said = false;
+  for (const auto& n : r.notes) said |= n.find("from the CUBIN") != std::string::npos;
+  EXPECT_TRUE(said) << r.to_text();
+}
+
 TEST(Report, UnreadableCubinAndEmptyLogAreNotesNotExceptions) {
   Binary b = test::compiled(test::plain_source(), "sm_80");
   b.image.resize(100);
