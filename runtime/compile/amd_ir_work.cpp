@@ -76,12 +76,10 @@ std::string comgr_bitcode(const Source& src, const std::string& arch) {
     std::string text;
     if (h.amd_comgr_action_data_count(out, AMD_COMGR_DATA_KIND_LOG, &count) != AMD_COMGR_STATUS_SUCCESS) return text;
     for (size_t i = 0; i < count; ++i) {
-      amd_comgr_data_t d{};
-      size_t size = 0;
-      if (h.amd_comgr_action_data_get_data(out, AMD_COMGR_DATA_KIND_LOG, i, &d) != AMD_COMGR_STATUS_SUCCESS) continue;
-      if (h.amd_comgr_get_data(d, &size, nullptr) != AMD_COMGR_STATUS_SUCCESS || size == 0) continue;
-      std::string part(size, '\0');
-      if (h.amd_comgr_get_data(d, &size, &part[0]) == AMD_COMGR_STATUS_SUCCESS) text += part;
+      try {
+        text += comgr_bytes(out, AMD_COMGR_DATA_KIND_LOG, i, "comgr log");
+      } catch (const Error&) {  // a log that cannot be read adds nothing to the error it explains
+      }
     }
     return text;
   };
@@ -118,13 +116,7 @@ std::string comgr_bitcode(const Source& src, const std::string& arch) {
   check(h.amd_comgr_action_info_set_logging(info, true), "amd_comgr_action_info_set_logging");
   check(h.amd_comgr_do_action(AMD_COMGR_ACTION_COMPILE_SOURCE_WITH_DEVICE_LIBS_TO_BC, info, in, out),
         "amd_comgr_do_action(compile to bitcode)");
-  amd_comgr_data_t bc{};
-  check(h.amd_comgr_action_data_get_data(out, AMD_COMGR_DATA_KIND_BC, 0, &bc), "amd_comgr_action_data_get_data(bitcode)");
-  size_t size = 0;
-  check(h.amd_comgr_get_data(bc, &size, nullptr), "amd_comgr_get_data");
-  std::string bytes(size, '\0');
-  if (size) check(h.amd_comgr_get_data(bc, &size, &bytes[0]), "amd_comgr_get_data");
-  return bytes;
+  return comgr_bytes(out, AMD_COMGR_DATA_KIND_BC, 0, "comgr bitcode");
 }
 #endif
 

@@ -144,7 +144,7 @@ std::string disassemble(const std::string& elf, const std::string& arch) {
     h.amd_comgr_status_string(s, &text);
     throw Error(where, text ? text : "comgr error");
   };
-  amd_comgr_data_t data{}, text_data{};
+  amd_comgr_data_t data{};
   amd_comgr_data_set_t in{}, out{};
   amd_comgr_action_info_t info{};
   // The worker exits right after: comgr handles are released with the process.
@@ -157,12 +157,7 @@ std::string disassemble(const std::string& elf, const std::string& arch) {
   check(h.amd_comgr_create_action_info(&info), "amd_comgr_create_action_info");
   check(h.amd_comgr_action_info_set_isa_name(info, ("amdgcn-amd-amdhsa--" + arch).c_str()), "amd_comgr_action_info_set_isa_name");
   check(h.amd_comgr_do_action(AMD_COMGR_ACTION_DISASSEMBLE_EXECUTABLE_TO_SOURCE, info, in, out), "amd_comgr_do_action(disassemble)");
-  check(h.amd_comgr_action_data_get_data(out, AMD_COMGR_DATA_KIND_SOURCE, 0, &text_data), "amd_comgr_action_data_get_data");
-  size_t size = 0;
-  check(h.amd_comgr_get_data(text_data, &size, nullptr), "amd_comgr_get_data");
-  std::string text(size, '\0');
-  if (size) check(h.amd_comgr_get_data(text_data, &size, &text[0]), "amd_comgr_get_data");
-  return text;
+  return comgr_bytes(out, AMD_COMGR_DATA_KIND_SOURCE, 0, "comgr disassembly");
 }
 
 }  // namespace

@@ -70,5 +70,22 @@ const RocmLibs& rocm_libs() {
   return l.libs;
 }
 
+std::string comgr_bytes(amd_comgr_data_set_t set, amd_comgr_data_kind_t kind, size_t index, const char* where) {
+  const RocmLibs& h = rocm_libs();
+  auto check = [&](amd_comgr_status_t s) {
+    if (s == AMD_COMGR_STATUS_SUCCESS) return;
+    const char* text = nullptr;
+    h.amd_comgr_status_string(s, &text);
+    throw Error(where, text ? text : "comgr error");
+  };
+  amd_comgr_data_t d{};
+  check(h.amd_comgr_action_data_get_data(set, kind, index, &d));
+  size_t size = 0;
+  check(h.amd_comgr_get_data(d, &size, nullptr));
+  std::string bytes(size, '\0');
+  if (size) check(h.amd_comgr_get_data(d, &size, &bytes[0]));
+  return bytes;
+}
+
 }  // namespace i8g
 #endif

@@ -6,6 +6,8 @@
 #include <amd_comgr.h>
 #include <hip/hiprtc.h>
 
+#include <string>
+
 namespace i8g {
 
 struct RocmLibs {
@@ -21,6 +23,10 @@ struct RocmLibs {
 
 // Opens both libraries (once per process) or throws Error saying which is missing.
 const RocmLibs& rocm_libs();
+
+// The bytes of the index-th data object of `kind` in a comgr data set (an action's result), or
+// throws Error naming `where` and comgr's status.
+std::string comgr_bytes(amd_comgr_data_set_t set, amd_comgr_data_kind_t kind, size_t index, const char* where);
 
 }  // namespace i8g
 #endif

@@ -17,14 +17,6 @@ namespace {
 #ifdef I8G_HAVE_LLVM_IR
 using i8g::cache::Cache;
 
-void exec_sql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  sqlite_check(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), db, "open " + path);
-  sqlite3_busy_timeout(db, 5000);
-  sqlite_check(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), db, sql);
-  sqlite3_close(db);
-}
-
 class CliInspectIr : public ::testing::Test {
  protected:
   Result run(const std::vector<std::string>& args) { return run_cli(args, RunOptions(dir_.default_cache()), dir_.path()); }

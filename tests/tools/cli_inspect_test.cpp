@@ -17,14 +17,6 @@ namespace {
 using i8g::cache::Cache;
 using nlohmann::json;
 
-void exec_sql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  sqlite_check(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), db, "open " + path);
-  sqlite3_busy_timeout(db, 5000);
-  sqlite_check(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), db, sql);
-  sqlite3_close(db);
-}
-
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;

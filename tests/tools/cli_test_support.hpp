@@ -184,6 +184,15 @@ inline void sqlite_check(int rc, sqlite3* db, const std::string& what) {
     throw std::runtime_error(what + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
 }
 
+// Runs `sql` on the database at `path` (read-write), e.g. to damage an entry on purpose.
+inline void exec_sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite_check(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), db, "open " + path);
+  sqlite3_busy_timeout(db, 5000);
+  sqlite_check(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), db, sql);
+  sqlite3_close(db);
+}
+
 // A consistent copy of a cache file (WAL content included) through the backup API.
 inline void copy_database(const std::string& from, const std::string& to) {
   sqlite3* src = nullptr;
