@@ -147,11 +147,11 @@ bool races_at(const KernelSpec& spec, int64_t m) { return m <= kMaxRows && spec.
 
 // The untuned default up to M = 16, on sm_90 and in the regime it was measured in (N of 2560 to
 // 28672, K of 4096 and 14336: one row of 16-wide column tiles fills the SMs, K long): the tile
-// the tunes picked on the H200 (2026-12-01, docs/decode_mma.md: 8 of 8 buckets of four target
-// shapes at M = 1 and 16 went to decode_mma, ahead of the best mma_sync by 7-36%): 16 weight
-// rows per block, no split, bm 8 with 4 warps up to M = 8 (the M = 1 winner of all four), bm 16
-// with 8 warps above (two of the four M = 16 winners). Smaller N or K keep mma_sync's split-K
-// default, which that measurement did not cover.
+// the tunes picked on the H200 (2026-12-01, docs/decode_mma.md: racing every family, decode_mma
+// won M = 1 and 16 on two target shapes, 8-24% ahead of the best mma_sync; racing cuBLASLt, on
+// all four): 16 weight rows per block, no split, bm 8 with 4 warps up to M = 8 (the M = 1
+// winner of all four), bm 16 with 8 warps above (two of the four M = 16 winners). Smaller N or K
+// keep mma_sync's split-K default, which that measurement did not cover.
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
   constexpr int64_t kMaxUntunedRows = 16, kMinK = 4096;
   return t.sm == 90 && m <= kMaxUntunedRows && p.n >= int64_t(c.bn) * t.sm_count && p.k >= kMinK &&
