@@ -21,7 +21,8 @@ constexpr int kConsumers = 2;       // consumer warpgroups; a third one produces
 constexpr int kThreads = 3 * 128;
 constexpr int kAlignSlack = 1024;   // the kernel rounds the ring up to a 1024-byte boundary
 constexpr int kGroupM = 8;          // tile rows walked together (L2 reuse)
-constexpr int kMaxStages = 8;
+constexpr int kMaxStages = 16;     // the ring depths the template takes
+constexpr int kPlainStages = 8;    // the plain candidates' depth cap; deep variants go further
 constexpr int kMaxClusterM = 2;
 
 int stage_bytes(const KernelConfig& c) { return (c.bm + c.bn) * c.bk; }
@@ -69,7 +70,8 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
     return fmt::format("bm={}: cooperative needs 128 or 256 (64 or 128 rows per consumer)", c.bm);
   if (c.schedule == kPingPong && c.bm != 64 && c.bm != 128)
     return fmt::format("bm={}: ping-pong needs 64 or 128 (the rows one consumer owns)", c.bm);
-  if (c.bn != 64 && c.bn != 128 && c.bn != 256) return fmt::format("bn={} (need 64, 128 or 256)", c.bn);
+  if (c.bn != 64 && c.bn != 96 && c.bn != 128 && c.bn != 160 && c.bn != 192 && c.bn != 256)
+    return fmt::format("bn={} (need 64, 96, 128, 160, 192 or 256)", c.bn);
   if (consumer_rows(c) * c.bn > 128 * 128)
     return fmt::format("bm={} bn={}: more than 128 accumulators per consumer thread", c.bm, c.bn);
   if (c.stages < 2 || c.stages > kMaxStages) return fmt::format("{} stages (need 2 to {})", c.stages, kMaxStages);
@@ -104,7 +106,7 @@ bool clusters_pay(const KernelConfig& c) {
 // persistent block walks them back to back) where every slice keeps >= 2 K tiles.
 constexpr int64_t kSplitM = 128;
 bool split_shape(const KernelConfig& c) {
-  return c.schedule == kPingPong ? c.bm == 64 && c.bn <= 128 : c.bm == 128 && c.bn == 128;
+  return c.schedule == kPingPong ? c.bm == 64 && (c.bn == 64 || c.bn == 128) : c.bm == 128 && c.bn == 128;
 }
 
 std::vector<KernelConfig> split_variants(const GemmProblem& p, const KernelConfig& c, const Target& t) {
@@ -118,19 +120,43 @@ std::vector<KernelConfig> split_variants(const GemmProblem& p, const KernelConfi
   return out;
 }
 
+// The wide tiles: bn 96, 160 or 192 where it divides N (768 = 8 x 96, 2560 = 16 x 160,
+// 6144 = 32 x 192), with 64 rows per consumer (cooperative 128, ping-pong 64). Column tiles of
+// another width than bn 128's where those leave a last, mostly idle wave on the SMs (2560 x
+// 4096 at M = 1024: 160 tiles of 128 x 128 for 132 SMs, 128 of 128 x 160; 768 x 4096 at
+// M = 2048: 96 of 128 x 128, 128 of 128 x 96).
+constexpr bool is_wide(int bn) { return bn == 96 || bn == 160 || bn == 192; }
+bool wide_tile(const GemmProblem& p, int schedule, int bm, int bn) {
+  return p.n % bn == 0 && (schedule == kCooperative ? bm == 128 : bm == 64);
+}
+
+// The stages that fit the target's shared memory, at most kMaxStages.
+int fitting_stages(const KernelConfig& c, const Target& t) {
+  return std::min(kMaxStages, (t.smem_per_block_optin - kAlignSlack - 16) / (stage_bytes(c) + 16));
+}
+// The ping-pong tiles that also run with as deep a ring as fits (14 stages of 64 x 64, 9 of
+// 64 x 128 and 128 x 64): the small tiles of small M, whose SMs wait on loads (ncu on the
+// H200, session 12: a 64 x 64 ping-pong block at 2560 x 4096, M = 128 took ~375 cycles per
+// 16 KiB K tile with 8 in flight).
+bool deep_shape(const KernelConfig& c) {
+  return c.schedule == kPingPong && c.bm + c.bn <= 192 && !is_wide(c.bn) && c.cluster_m == 1 && c.split_k == 1;
+}
+
 // Rules: cooperative bm 128 or 256 (two consumers of 64 or 128 rows) or ping-pong bm 64 or 128
-// (one consumer's rows); bn 64/128/256 not past the padded N; at most 128 accumulators per
-// consumer thread; bk = 128; as many stages as fit (at most 8). At most 10 configs; then a cm2
-// variant of each clusters_pay shape among them and at most 6 split-K variants of three of them
-// (split_variants), after all the plain ones. At most 20 configs.
+// (one consumer's rows); bn 64/128/256 not past the padded N, and the wide tiles (wide_tile);
+// at most 128 accumulators per consumer thread; bk = 128; as many stages as fit (at most 8).
+// At most 10 + 6 configs, with rings of at most 8 stages; then a cm2 variant of each
+// clusters_pay shape among them, a deep-ring variant of each small ping-pong tile (deep_shape)
+// and at most 6 split-K variants of three of them (split_variants), last. At most 29.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;
   while (n_pow2 < p.n) n_pow2 *= 2;
   for (int schedule : {kCooperative, kPingPong})
     for (int bm : {64, 128, 256})
-      for (int bn : {64, 128, 256}) {
+      for (int bn : {64, 96, 128, 160, 192, 256}) {
       if (bn > n_pow2 || (schedule == kCooperative && bm == 64) || (schedule == kPingPong && bm == 256)) continue;
+      if (is_wide(bn) && !wide_tile(p, schedule, bm, bn)) continue;
       KernelConfig c;
       c.family = Family::wgmma_tma;
       c.schedule = schedule;
@@ -138,7 +164,7 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
       c.bn = bn;
       c.bk = kRowBytes;
       c.warpgroups = kConsumers;
-      c.stages = std::min(kMaxStages, (t.smem_per_block_optin - kAlignSlack - 16) / (stage_bytes(c) + 16));
+      c.stages = std::min(kPlainStages, fitting_stages(c, t));
       if (!invalid_reason(p, c, t).empty()) continue;
       out.push_back(c);
     }
@@ -150,23 +176,38 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
     if (invalid_reason(p, c, t).empty()) out.push_back(c);
   }
   for (size_t i = 0; i < plain; ++i)
+    if (KernelConfig dc = out[i]; deep_shape(dc) && (dc.stages = fitting_stages(dc, t)) > kPlainStages &&
+                                  invalid_reason(p, dc, t).empty())
+      out.push_back(dc);
+  for (size_t i = 0; i < plain; ++i)
     for (const KernelConfig& sc : split_variants(p, out[i], t)) out.push_back(sc);
   return out;
 }
 
-// The untuned default's tiles: ping-pong 128x128, 128x64 or 64x64, with a tile's time relative
-// to 128x128's (measured on the H200, run 4 of 2026-12-01, docs/wgmma_tma.md).
+// The untuned default's tiles, with a tile's time relative to ping-pong 128x128's: ping-pong
+// 128x128, 128x64 and 64x64 (measured on the H200, run 4 of 2026-12-01), and the wide tiles
+// where they divide N, ping-pong 64x160, cooperative 128x96, 128x160 and 128x192 (fitted to
+// the tunes of 2560 x 4096 and 6144 x 4096 at M = 128..4096 and 768 x 4096 at M = 1024 and
+// 2048, session 12 calls 3, 5 and 6: each wave's time after ~4 us of fixed cost;
+// docs/wgmma_tma.md). Not ping-pong 64x96: one wave of it beat one of 128x64 by 4% at 768 x 4096
+// M = 1024 and lost by 7% at 6144 x 4096 M = 128. Rings as the plain candidates' (no deep
+// variant).
 struct UntunedTile {
-  int bm, bn;
+  int schedule, bm, bn;
   double time;
 };
-constexpr UntunedTile kUntunedTiles[] = {{128, 128, 1.0}, {128, 64, 0.6}, {64, 64, 0.4}};
+constexpr UntunedTile kUntunedTiles[] = {{kPingPong, 128, 128, 1.0},     {kPingPong, 128, 64, 0.6},
+                                         {kPingPong, 64, 64, 0.4},       {kPingPong, 64, 160, 0.75},
+                                         {kCooperative, 128, 96, 0.8},   {kCooperative, 128, 160, 1.45},
+                                         {kCooperative, 128, 192, 1.55}};
 
 const UntunedTile* untuned_tile(const KernelConfig& c) {
+  if (c.stages > kPlainStages) return nullptr;
   for (const UntunedTile& u : kUntunedTiles)
-    if (c.schedule == kPingPong && c.bm == u.bm && c.bn == u.bn) return &u;
+    if (c.schedule == u.schedule && c.bm == u.bm && c.bn == u.bn) return &u;
   return nullptr;
 }
+
 // The kernel's work units (templates/wgmma_tma.cuh): cluster_m tiles of one tile column, the
 // tile rows of a unit consecutive, or split_k K slices of a tile; one per tile otherwise.
 int64_t units(const GemmProblem& p, const KernelConfig& c, int64_t m) {
@@ -174,7 +215,7 @@ int64_t units(const GemmProblem& p, const KernelConfig& c, int64_t m) {
   return ((tiles_m + c.cluster_m - 1) / c.cluster_m) * ((p.n + c.bn - 1) / c.bn) * c.split_k;
 }
 
-// The untuned default: one of those ping-pong tiles, from M = 64 up, where K holds at least one
+// The untuned default: one of those tiles, from M = 64 up, where K holds at least one
 // whole 128-byte box (smaller K was never run) and the tile count fits the kernel's 32-bit tile
 // arithmetic with room to spare. Never split: split configs lost at M = 128 on the H200
 // (docs/wgmma_tma.md; I8GEMM_SPLIT_K can still ask). No cluster by default (not yet measured).

@@ -46,75 +46,86 @@ __device__ __forceinline__ void fence_operands(int (&d)[R]) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+r"(d[i])::"memory");
 }
 
-// D += A * B for one m64nNk32 step; scale-d = 1 (the accumulators start at zero).
+// D += A * B for one m64nNk32 step; scale-d = 1 (the accumulators start at zero). N is one of
+// the tile widths the families use (64, 128, 256; wgmma_tma also 96, 160 and 192 where they
+// divide N), N / 2 accumulators per thread, listed eight at a time.
+#define I8G_WG_D8(i)                                                                                         \
+  "+r"(d[i]), "+r"(d[i + 1]), "+r"(d[i + 2]), "+r"(d[i + 3]), "+r"(d[i + 4]), "+r"(d[i + 5]), "+r"(d[i + 6]), \
+      "+r"(d[i + 7])
+// The asm operand numbers of accumulators 8j .. 8j + 7.
+#define I8G_WG_R0 "%0, %1, %2, %3, %4, %5, %6, %7"
+#define I8G_WG_R1 "%8, %9, %10, %11, %12, %13, %14, %15"
+#define I8G_WG_R2 "%16, %17, %18, %19, %20, %21, %22, %23"
+#define I8G_WG_R3 "%24, %25, %26, %27, %28, %29, %30, %31"
+#define I8G_WG_R4 "%32, %33, %34, %35, %36, %37, %38, %39"
+#define I8G_WG_R5 "%40, %41, %42, %43, %44, %45, %46, %47"
+#define I8G_WG_R6 "%48, %49, %50, %51, %52, %53, %54, %55"
+#define I8G_WG_R7 "%56, %57, %58, %59, %60, %61, %62, %63"
+#define I8G_WG_R8 "%64, %65, %66, %67, %68, %69, %70, %71"
+#define I8G_WG_R9 "%72, %73, %74, %75, %76, %77, %78, %79"
+#define I8G_WG_R10 "%80, %81, %82, %83, %84, %85, %86, %87"
+#define I8G_WG_R11 "%88, %89, %90, %91, %92, %93, %94, %95"
+#define I8G_WG_R12 "%96, %97, %98, %99, %100, %101, %102, %103"
+#define I8G_WG_R13 "%104, %105, %106, %107, %108, %109, %110, %111"
+#define I8G_WG_R14 "%112, %113, %114, %115, %116, %117, %118, %119"
+#define I8G_WG_R15 "%120, %121, %122, %123, %124, %125, %126, %127"
+// One specialization: REGS lists %0 .. %(N/2 - 1), A and B are the descriptors' operand numbers.
+#define I8G_WGMMA_S8(N, A, B, REGS, ...)                                                                   \
+  template <>                                                                                             \
+  __device__ __forceinline__ void wgmma_s8<N>(int(&d)[N / 2], wg::u64 a, wg::u64 b) {                      \
+    asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k32.s32.s8.s8 {" REGS "}, %" #A ", %" #B ", 1;\n" \
+                 : __VA_ARGS__                                                                            \
+                 : "l"(a), "l"(b));                                                                       \
+  }
 template <int N>
 __device__ __forceinline__ void wgmma_s8(int (&d)[N / 2], wg::u64 a, wg::u64 b);
 
-template <>
-__device__ __forceinline__ void wgmma_s8<64>(int (&d)[32], wg::u64 a, wg::u64 b) {
-  asm volatile(
-      "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-      "}, %32, %33, 1;\n"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
-        "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
-        "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
-        "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])
-      : "l"(a), "l"(b));
-}
-
-template <>
-__device__ __forceinline__ void wgmma_s8<128>(int (&d)[64], wg::u64 a, wg::u64 b) {
-  asm volatile(
-      "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, %64, %65, 1;\n"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
-        "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
-        "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
-        "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
-        "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
-        "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
-        "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
-        "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
-      : "l"(a), "l"(b));
-}
-
-template <>
-__device__ __forceinline__ void wgmma_s8<256>(int (&d)[128], wg::u64 a, wg::u64 b) {
-  asm volatile(
-      "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-      "}, %128, %129, 1;\n"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
-        "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
-        "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
-        "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
-        "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
-        "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
-        "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
-        "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63]),
-        "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]),
-        "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79]),
-        "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]), "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]),
-        "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]),
-        "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]),
-        "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]), "+r"(d[110]), "+r"(d[111]),
-        "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]), "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]),
-        "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
-      : "l"(a), "l"(b));
-}
+I8G_WGMMA_S8(64, 32, 33,
+             I8G_WG_R0 ", " I8G_WG_R1 ", " I8G_WG_R2 ", " I8G_WG_R3,
+             I8G_WG_D8(0), I8G_WG_D8(8), I8G_WG_D8(16), I8G_WG_D8(24))
+I8G_WGMMA_S8(96, 48, 49,
+             I8G_WG_R0 ", " I8G_WG_R1 ", " I8G_WG_R2 ", " I8G_WG_R3 ", " I8G_WG_R4 ", " I8G_WG_R5,
+             I8G_WG_D8(0), I8G_WG_D8(8), I8G_WG_D8(16), I8G_WG_D8(24), I8G_WG_D8(32), I8G_WG_D8(40))
+I8G_WGMMA_S8(128, 64, 65,
+             I8G_WG_R0 ", " I8G_WG_R1 ", " I8G_WG_R2 ", " I8G_WG_R3 ", " I8G_WG_R4 ", " I8G_WG_R5
+             ", " I8G_WG_R6 ", " I8G_WG_R7,
+             I8G_WG_D8(0), I8G_WG_D8(8), I8G_WG_D8(16), I8G_WG_D8(24), I8G_WG_D8(32), I8G_WG_D8(40),
+             I8G_WG_D8(48), I8G_WG_D8(56))
+I8G_WGMMA_S8(160, 80, 81,
+             I8G_WG_R0 ", " I8G_WG_R1 ", " I8G_WG_R2 ", " I8G_WG_R3 ", " I8G_WG_R4 ", " I8G_WG_R5
+             ", " I8G_WG_R6 ", " I8G_WG_R7 ", " I8G_WG_R8 ", " I8G_WG_R9,
+             I8G_WG_D8(0), I8G_WG_D8(8), I8G_WG_D8(16), I8G_WG_D8(24), I8G_WG_D8(32), I8G_WG_D8(40),
+             I8G_WG_D8(48), I8G_WG_D8(56), I8G_WG_D8(64), I8G_WG_D8(72))
+I8G_WGMMA_S8(192, 96, 97,
+             I8G_WG_R0 ", " I8G_WG_R1 ", " I8G_WG_R2 ", " I8G_WG_R3 ", " I8G_WG_R4 ", " I8G_WG_R5
+             ", " I8G_WG_R6 ", " I8G_WG_R7 ", " I8G_WG_R8 ", " I8G_WG_R9 ", " I8G_WG_R10 ", " I8G_WG_R11,
+             I8G_WG_D8(0), I8G_WG_D8(8), I8G_WG_D8(16), I8G_WG_D8(24), I8G_WG_D8(32), I8G_WG_D8(40),
+             I8G_WG_D8(48), I8G_WG_D8(56), I8G_WG_D8(64), I8G_WG_D8(72), I8G_WG_D8(80), I8G_WG_D8(88))
+I8G_WGMMA_S8(256, 128, 129,
+             I8G_WG_R0 ", " I8G_WG_R1 ", " I8G_WG_R2 ", " I8G_WG_R3 ", " I8G_WG_R4 ", " I8G_WG_R5
+             ", " I8G_WG_R6 ", " I8G_WG_R7 ", " I8G_WG_R8 ", " I8G_WG_R9 ", " I8G_WG_R10 ", " I8G_WG_R11
+             ", " I8G_WG_R12 ", " I8G_WG_R13 ", " I8G_WG_R14 ", " I8G_WG_R15,
+             I8G_WG_D8(0), I8G_WG_D8(8), I8G_WG_D8(16), I8G_WG_D8(24), I8G_WG_D8(32), I8G_WG_D8(40),
+             I8G_WG_D8(48), I8G_WG_D8(56), I8G_WG_D8(64), I8G_WG_D8(72), I8G_WG_D8(80), I8G_WG_D8(88),
+             I8G_WG_D8(96), I8G_WG_D8(104), I8G_WG_D8(112), I8G_WG_D8(120))
+#undef I8G_WGMMA_S8
+#undef I8G_WG_D8
+#undef I8G_WG_R0
+#undef I8G_WG_R1
+#undef I8G_WG_R2
+#undef I8G_WG_R3
+#undef I8G_WG_R4
+#undef I8G_WG_R5
+#undef I8G_WG_R6
+#undef I8G_WG_R7
+#undef I8G_WG_R8
+#undef I8G_WG_R9
+#undef I8G_WG_R10
+#undef I8G_WG_R11
+#undef I8G_WG_R12
+#undef I8G_WG_R13
+#undef I8G_WG_R14
+#undef I8G_WG_R15
 
 // One K tile (128 bytes of k, four k32 steps) of MI m64nBN instructions: A's instruction i at
 // sa + 64*128*i, B at sb, both 128B-swizzled K-major tiles; the accumulators pinned around the
@@ -171,11 +182,14 @@ __device__ __forceinline__ ColChunk<CH> load_col_chunk(const I8gArgs& args, long
   return c;
 }
 
-// Column groups per chunk of loaded column operands: as many as the register budget allows.
+// Column groups per chunk of loaded column operands: as many as the register budget allows, an
+// even number that divides the tile's BN / 8 groups (20 for BN = 160: chunks of 4).
 template <int BN, int BIAS, int ASYM>
 constexpr int col_chunk() {
   constexpr int J = BN / 8, CH_MAX = (BIAS || ASYM) ? 4 : 8;
-  return J < CH_MAX ? J : CH_MAX;
+  int ch = J < CH_MAX ? J : CH_MAX;
+  while (J % ch != 0 || ch % 2 != 0) --ch;
+  return ch;
 }
 
 // An interior tile (every row < M, every column < N, rows 8-byte aligned): no guards, one base

@@ -199,8 +199,9 @@ TEST(FamilyTable, TheUntunedDefaultComesFromARankedFamily) {
 // defaults they chose (family:config at M = 1, 16, 256, 4096; the same for [K,N] weights),
 // unchanged now that the cost models count occupancy through core/occupancy.hpp. Since then
 // sm_90a's [N,K] problems take the TMA ping-pong family from M = 64 up (`nk`, where given),
-// its tile by the wave-count rule of family_wgmma_tma.cpp, and 2560 x 4096 [N,K] takes decode_mma
-// up to M = 16 (family_decode_mma.cpp, serves_untuned).
+// its tile by the wave-count rule of family_wgmma_tma.cpp (768 x 4096 at M = 4096: one wave of
+// the wide 128 x 192 tile), and 2560 x 4096 [N,K] takes decode_mma up to M = 16
+// (family_decode_mma.cpp, serves_untuned).
 TEST(FamilyTable, Tp4UntunedDefaultsAreUnchanged) {
   struct Row {
     const char* arch;
@@ -223,7 +224,7 @@ TEST(FamilyTable, Tp4UntunedDefaultsAreUnchanged) {
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16", "mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16",
         "mma_sync:bm64_bn64_bk128_wm2_wn2_s4_sk8", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16", "mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16",
-        "wgmma_tma:bm64_bn64_bk128_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2_sk1"}},
+        "wgmma_tma:bm64_bn64_bk128_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn192_bk128_wg2_s5_sc1_sk1"}},
       {"sm_90a", {4096, 384},
        {"mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1", "mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1",
         "mma_sync:bm64_bn64_bk64_wm2_wn2_s4_sk1", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},

@@ -6,6 +6,7 @@
 // the workspace's arrival counters at zero for the next. Skips elsewhere.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -32,6 +33,16 @@ class WgmmaTma : public KernelCheckTest {
     return out;
   }
   std::vector<KernelSpec> split_specs(const GemmProblem& p) const { return specs(p, true); }
+  // f(problem) for every epilogue option of an N x K problem (no bias with raw int32 output).
+  template <class F>
+  static void each_epilogue_option(int64_t n, int64_t k, F f) {
+    for (i8gemm_out o : {I8GEMM_OUT_BF16, I8GEMM_OUT_F16, I8GEMM_OUT_F32, I8GEMM_OUT_I32})
+      for (int flags = 0; flags < 4; ++flags) {
+        const bool bias = flags & 1, asym = flags & 2;
+        if (bias && o == I8GEMM_OUT_I32) continue;
+        f(make_problem(n, k, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TOKEN, I8GEMM_SCALE_PER_CHANNEL, o, bias, asym));
+      }
+  }
 };
 
 TEST_F(WgmmaTma, EveryCandidateIsExactOverTailsAndManyTiles) {
@@ -54,18 +65,13 @@ TEST_F(WgmmaTma, EveryCandidateIsExactOverTailsAndManyTiles) {
 
 TEST_F(WgmmaTma, EveryEpilogueOptionIsExact) {
   int runs = 0, exact = 0;
-  for (i8gemm_out o : {I8GEMM_OUT_BF16, I8GEMM_OUT_F16, I8GEMM_OUT_F32, I8GEMM_OUT_I32})
-    for (int flags = 0; flags < 4; ++flags) {
-      const bool bias = flags & 1, asym = flags & 2;
-      if (bias && o == I8GEMM_OUT_I32) continue;
-      const i8gemm_problem p =
-          make_problem(1000, 4080, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TOKEN, I8GEMM_SCALE_PER_CHANNEL, o, bias, asym);
-      Expected e = expected(p, 130);
-      const std::string r = check(p, specs(to_gemm_problem(p)).front(), e);
-      EXPECT_TRUE(r.empty()) << r;
-      runs += 2;
-      exact += r.empty() ? 2 : 0;
-    }
+  each_epilogue_option(1000, 4080, [&](const i8gemm_problem& p) {
+    Expected e = expected(p, 130);
+    const std::string r = check(p, specs(to_gemm_problem(p)).front(), e);
+    EXPECT_TRUE(r.empty()) << r;
+    runs += 2;
+    exact += r.empty() ? 2 : 0;
+  });
   const i8gemm_problem tensor = make_problem(1000, 4080, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TENSOR,
                                              I8GEMM_SCALE_PER_TENSOR);
   Expected e = expected(tensor, 130);
@@ -142,6 +148,47 @@ TEST_F(WgmmaTma, SplitKCandidatesAreExactOverTailsAndRepeatedLaunches) {
   }
   EXPECT_EQ(schedules, (std::set<int>{1, 2})) << "split configs of both schedules";
   std::printf("[ figure ] wgmma_tma split-K: %d of %d candidate launches exact\n", exact, runs);
+}
+
+// The wide tiles (bn 96, 160 and 192, where the width divides N): every one over M and K tails and
+// grids with more tiles than SMs, and every epilogue option through a bn-96 and a bn-160 tile
+// (12 and 20 column groups: the epilogue's chunks are an even divisor of them, col_chunk).
+TEST_F(WgmmaTma, WideTilesAreExactOverTailsAndEveryEpilogueOption) {
+  struct Case {
+    i8gemm_problem p;
+    std::vector<int64_t> ms;
+  };
+  const Case cases[] = {
+      {make_problem(1920, 4080), {1, 77, 1000}},  // all three widths; a K tail
+      {make_problem(6144, 4096), {129, 2048}},    // 192: 32 tile columns, 2048 rows past the SMs
+  };
+  auto wide = [&](const i8gemm_problem& p) {
+    std::vector<KernelSpec> out;
+    for (const KernelSpec& s : specs(to_gemm_problem(p)))
+      if (s.config.bn == 96 || s.config.bn == 160 || s.config.bn == 192) out.push_back(s);
+    return out;
+  };
+  int runs = 0, exact = 0;
+  std::set<int> widths;
+  for (const Case& c : cases) {
+    const std::vector<KernelSpec> w = wide(c.p);
+    for (const KernelSpec& s : w) widths.insert(s.config.bn);
+    check_all(c.p, w, c.ms, runs, exact);
+  }
+  EXPECT_EQ(widths, (std::set<int>{96, 160, 192}));
+  each_epilogue_option(1920, 4096, [&](const i8gemm_problem& p) {
+    Expected e = expected(p, 130);
+    const std::vector<KernelSpec> w = wide(p);
+    for (int bn : {96, 160}) {  // 12 and 20 column groups: chunks of 6 or 4, and of 4
+      const auto it = std::find_if(w.begin(), w.end(), [&](const KernelSpec& s) { return s.config.bn == bn; });
+      ASSERT_NE(it, w.end()) << bn;
+      const std::string r = check(p, *it, e);
+      EXPECT_TRUE(r.empty()) << it->name() << ": " << r;
+      runs += 2;
+      exact += r.empty() ? 2 : 0;
+    }
+  });
+  std::printf("[ figure ] wgmma_tma wide tiles: %d of %d launches exact\n", exact, runs);
 }
 
 }  // namespace
