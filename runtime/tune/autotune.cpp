@@ -54,6 +54,27 @@ void store(cache::Cache& cache, const cache::TuneKey& key, const BucketResult& r
   cache.put_winner(win);
 }
 
+// The final round (policy.hpp, finalists): each finalist's launch (`launch_of` instantiates a
+// kernel into `keep`, which outlives the round), all timed again in turn. When that fails the
+// first round's times stand and the finalists' reasons say why.
+template <class LaunchOf>
+void final_round(Measurer& measurer, BucketResult& r, LaunchOf launch_of) {
+  const std::vector<size_t> fin = finalists(r.candidates);
+  if (fin.empty()) return;
+  std::string err;
+  try {
+    std::vector<KernelInstance> keep;
+    keep.reserve(fin.size());
+    std::vector<Launch> launches;
+    for (size_t i : fin) launches.push_back(launch_of(r.candidates[i].candidate, keep));
+    err = measurer.final_round(r.candidates, fin, launches);
+  } catch (const Error& e) {
+    err = e.what();
+  }
+  if (!err.empty())
+    for (size_t i : fin) r.candidates[i].reason = "final round failed, the first round's times stand: " + err.substr(0, 500);
+}
+
 }  // namespace
 
 std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const GemmProblem& p,
@@ -151,6 +172,11 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
       r.candidates.push_back(c);
       say(timing, r.candidates.size(), to_time);
     }
+    final_round(measurer, r, [&](const Candidate& c, std::vector<KernelInstance>& keep) -> Launch {
+      if (const LtAlgo* a = lt_algo_of(c)) return run_lt(a->index);
+      keep.push_back(engine.instantiate(*kernel_of(c), m));
+      return run_kernel(keep.back());
+    });
     decide(r);
     store(cache, tune_key(engine.device(), compiler->version(), p, m), r);
     results.push_back(std::move(r));

@@ -85,4 +85,20 @@ void Measurer::measure(CandidateResult& c, const Launch& launch) {
   }
 }
 
+std::string Measurer::final_round(std::vector<CandidateResult>& cs, const std::vector<size_t>& which,
+                                  const std::vector<Launch>& launches) {
+  try {
+    const std::vector<Stats> st = time_graphs_interleaved(launches, stream_, plan_);
+    for (size_t i = 0; i < which.size(); ++i) {
+      CandidateResult& c = cs[which[i]];
+      c.reason = final_round_reason(c.graph->median_us, which.size());
+      c.graph = st[i];
+    }
+    return {};
+  } catch (const Error& e) {
+    driver().cuStreamSynchronize(stream_);
+    return e.what();
+  }
+}
+
 }  // namespace i8g

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "runtime/gpu/timing.hpp"
@@ -28,6 +29,11 @@ class Measurer {
   // Fills c's status, reason and times. Wrong output is `rejected` and a CUDA error `failed`
   // (neither timed); a probe the policy prunes keeps only the probe as its eager time.
   void measure(CandidateResult& c, const Launch& launch);
+  // The final round (policy.hpp, finalists): times launches[i], the candidate cs[which[i]], again
+  // with every finalist's samples interleaved, and replaces their graph times with these; each
+  // reason then says so. On a CUDA error the first round's times stand and the error is returned.
+  std::string final_round(std::vector<CandidateResult>& cs, const std::vector<size_t>& which,
+                          const std::vector<Launch>& launches);
 
  private:
   Operands& ops_;

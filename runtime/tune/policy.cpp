@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace i8g {
 
 bool fully_timed(const CandidateResult& c) {
@@ -32,6 +34,24 @@ size_t pick_winner(const std::vector<CandidateResult>& c) {
     }
   }
   return pick;
+}
+
+std::vector<size_t> finalists(const std::vector<CandidateResult>& c) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < c.size(); ++i)
+    if (fully_timed(c[i])) out.push_back(i);
+  std::stable_sort(out.begin(), out.end(),
+                   [&](size_t a, size_t b) { return c[a].graph->median_us < c[b].graph->median_us; });
+  if (out.empty()) return out;
+  const double limit = (1 + kFinalFraction) * c[out.front()].graph->median_us;
+  while (!out.empty() && (out.size() > kMaxFinalists || c[out.back()].graph->median_us > limit)) out.pop_back();
+  if (out.size() < 2) out.clear();
+  return out;
+}
+
+std::string final_round_reason(double first_round_us, size_t finalists) {
+  return fmt::format("final round: graph median of {} finalists timed in turn (first round {:.2f} us)", finalists,
+                     first_round_us);
 }
 
 std::optional<double> baseline_us(const std::vector<CandidateResult>& c) {

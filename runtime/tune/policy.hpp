@@ -58,6 +58,17 @@ std::optional<double> baseline_us(const std::vector<CandidateResult>& c);
 
 double speedup(std::optional<double> baseline_us, double winner_us);
 
+// The final round: the fully timed candidates whose graph median is within kFinalFraction of the
+// fastest, at most kMaxFinalists of them (fastest first; equal medians in candidate order), are
+// timed again together with their samples interleaved (A B C A B C ...), so that a drift of the
+// clock or the power state between their first timings cannot decide the winner. Empty when
+// fewer than two qualify (no final round).
+inline constexpr double kFinalFraction = 0.10;
+inline constexpr size_t kMaxFinalists = 4;
+std::vector<size_t> finalists(const std::vector<CandidateResult>& c);
+// What a finalist's reason says: its first-round graph median and the round's size.
+std::string final_round_reason(double first_round_us, size_t finalists);
+
 // Fills r's winner, baseline_us and speedup from r.candidates.
 void decide(BucketResult& r);
 

@@ -149,5 +149,28 @@ TEST(TunePolicy, AProbeMoreThanPruneFactorTimesTheBestIsPruned) {
   EXPECT_EQ(prune_reason(41.26, 10.0, 4.0), "pruned: probe 41.3 us > 4x the best probe (10.0 us)");
 }
 
+// The final round takes the fully timed candidates within 10% of the fastest, at most four,
+// fastest first (equal medians in candidate order), cuBLASLt's among them; none when fewer than
+// two qualify.
+TEST(TunePolicy, FinalistsAreTheFullyTimedWithinTenPercentAtMostFour) {
+  const std::vector<CandidateResult> c = {
+      timed(kernel(0), 10.5),                                  // in
+      timed(kernel(1), 11.01),                                 // past 10% of 10.0
+      timed(LtAlgo{0}, 10.0),                                  // the fastest
+      timed(kernel(2), 1.0, CandidateStatus::rejected),        // never
+      pruned_after_probe(kernel(3), 10.2),                     // no graph time: never
+      timed(kernel(4), 10.5),                                  // ties 10.5: after kernel(0)
+      timed(kernel(5), 11.0),                                  // exactly 10%: in
+  };
+  EXPECT_EQ(finalists(c), (std::vector<size_t>{2, 0, 5, 6}));
+  std::vector<CandidateResult> five = c;
+  five.push_back(timed(kernel(6), 10.1));
+  EXPECT_EQ(finalists(five), (std::vector<size_t>{2, 7, 0, 5})) << "at most four, the fastest";
+  EXPECT_TRUE(finalists({timed(kernel(0), 10.0), timed(kernel(1), 12.0)}).empty()) << "one within 10%: no round";
+  EXPECT_TRUE(finalists({timed(kernel(0), 10.0)}).empty());
+  EXPECT_TRUE(finalists({}).empty());
+  EXPECT_EQ(final_round_reason(12.345, 3), "final round: graph median of 3 finalists timed in turn (first round 12.35 us)");
+}
+
 }  // namespace
 }  // namespace i8g
