@@ -7,7 +7,8 @@
 # SAMPLES (timed samples, default 50), TUNE_SAMPLES (default 20), TUNE_FLAGS (more `tune` flags,
 # e.g. "--experimental-wgmma --filter wgmma_tma"), STAGE_TIMEOUT (seconds a
 # stage may run, default 580), TITLE (the report's title). Writes into $OUT: gpu_bench.log,
-# bench.json, peers.json, torch.json, report.{md,csv,json,png}.
+# bench.json, peers.json, torch.json, report.{md,csv,json,png}, race.txt (after a tune: every
+# candidate's time per bucket against the winner).
 # Exit status: non-zero when a stage failed (the others still run).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -48,6 +49,8 @@ if has tune; then
   # --resume: a tune cut off by the stage timeout carries on in the next call (same cache)
   stage "tune ${SHAPES} M=$MS" "$BUILD/tools/i8gemm" tune "${shapes_flags[@]}" --m "$MS" \
     --samples "${TUNE_SAMPLES:-20}" --cache "$TUNE_CACHE" --resume ${TUNE_FLAGS:-}
+  # every candidate's tune time per bucket, against its winner (kept with the logs)
+  "$BUILD/tools/i8gemm" inspect race --cache "$TUNE_CACHE" >"$OUT/race.txt" 2>&1 || echo "inspect race failed (race.txt)"
 fi
 if has bench; then
   stage "bench" "$BUILD/tools/i8gemm" bench "${shapes_flags[@]}" --m "$MS" --samples "$SAMPLES" \

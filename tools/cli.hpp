@@ -97,6 +97,7 @@ class Progress {
 void setup_tune(CLI::App& app);
 void setup_inspect(CLI::App& app);
 void setup_inspect_source(CLI::App& inspect);  // `inspect source` (tools/inspect_source.cpp)
+void setup_inspect_race(CLI::App& inspect);    // `inspect race` (tools/inspect_race.cpp)
 void setup_bench(CLI::App& app);
 void setup_cache(CLI::App& app);
 // --version: version, commit, generator hash, and the NVRTC / hipRTC this build loads.

@@ -377,6 +377,7 @@ void setup_inspect(CLI::App& app) {
     sub->add_flag("--json", opts->json, "print JSON");
   }
   setup_inspect_source(*cmd);
+  setup_inspect_race(*cmd);
   list->callback([opts] { run_list(*opts); });
   show->callback([opts] { run_show(*opts); });
   audit->callback([opts] { run_audit(*opts); });

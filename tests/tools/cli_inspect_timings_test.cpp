@@ -1,8 +1,9 @@
 // What `inspect` prints for times that were never measured: a pruned candidate has no graph
 // time and a failed one no time at all. They are NULL in the cache and "-" on the screen,
-// never a 0 that reads like a measurement.
+// never a 0 that reads like a measurement. And `inspect race`, every candidate of a bucket.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "tests/cache/cache_test_util.hpp"
@@ -13,6 +14,7 @@ namespace {
 
 using i8g::cache::Cache;
 using i8g::cache::CandidateStatus;
+using nlohmann::json;
 
 class CliInspectTimings : public ::testing::Test {
  protected:
@@ -74,6 +76,72 @@ TEST_F(CliInspectTimings, UnmeasuredTimesShowAsDashNotZero) {
   ASSERT_TRUE(winners.ok()) << winners.describe();
   EXPECT_NE(winners.out.find("10.25"), std::string::npos) << winners.out;
   EXPECT_NE(winners.out.find("n/a"), std::string::npos) << "no cuBLASLt baseline\n" << winners.out;
+}
+
+// `inspect race`: every candidate of a tuned bucket, fully timed ones fastest first with their
+// ratio to the winner, then the unmeasured ones with "-" and their reasons; --json the same;
+// --filter on the problem key; a bad regex is a clear error.
+TEST_F(CliInspectTimings, RaceRanksEveryCandidateAgainstTheWinner) {
+  const std::string c = dir_.file("race.sqlite");
+  const cache::TuneKey key = cache::testing::make_tune_key();
+  {
+    Cache cache(c, Cache::Mode::read_write);
+    cache::Timing slow{key, "kernel_slow", 0, CandidateStatus::ok, "", 13.0, 13.5, 12.9, 12.0, 12.5, 11.9, 0};
+    cache::Timing fast = slow;
+    fast.candidate = "kernel_fast";
+    fast.graph_median_us = 8.0;
+    fast.reason = "final round: graph median of 2 finalists timed in turn (first round 8.40 us)";
+    cache::Timing lt = slow;
+    lt.candidate = "cublaslt:algo=0";
+    lt.graph_median_us = 10.0;
+    cache::Timing pruned = slow;
+    pruned.candidate = "kernel_pruned";
+    pruned.reason = "pruned: probe 50.0 us > 4x the best probe (10.0 us)";
+    pruned.graph_median_us = pruned.graph_p90_us = pruned.graph_min_us = std::nullopt;
+    cache::Timing rejected = pruned;
+    rejected.candidate = "kernel_wrong";
+    rejected.status = CandidateStatus::rejected;
+    rejected.reason = "output differs from the reference first at (m=0, n=3)";
+    rejected.eager_median_us = rejected.eager_p90_us = rejected.eager_min_us = std::nullopt;
+    cache.put_timings({slow, pruned, fast, rejected, lt});
+    cache.put_winner({key, "kernel_fast", 0, 8.0, 10.0, 1.25, 0});
+  }
+  Result race = run({"inspect", "race", "--cache", c});
+  ASSERT_TRUE(race.ok()) << race.describe();
+  const std::vector<std::string> order = {"kernel_fast", "cublaslt:algo=0", "kernel_slow", "kernel_pruned",
+                                          "kernel_wrong"};
+  size_t at = 0;
+  for (const std::string& name : order) {
+    const size_t next = race.out.find(name, at);
+    ASSERT_NE(next, std::string::npos) << name << " not after the previous row\n" << race.out;
+    at = next;
+  }
+  EXPECT_NE(race.out.find("1.25x"), std::string::npos) << "cuBLASLt 10.0 against 8.0\n" << race.out;
+  EXPECT_NE(race.out.find("1.50x"), std::string::npos) << "12.0 against 8.0\n" << race.out;
+  EXPECT_NE(race.out.find("<- winner"), std::string::npos) << race.out;
+  EXPECT_NE(race.out.find("(final round:"), std::string::npos) << race.out;
+  EXPECT_NE(race.out.find("(output differs"), std::string::npos) << race.out;
+  EXPECT_EQ(race.out.find(" 0.00"), std::string::npos) << "an unmeasured time reads as a 0\n" << race.out;
+  EXPECT_NE(race.out.find("1 of 1 tuned buckets"), std::string::npos) << race.out;
+
+  Result js = run({"inspect", "race", "--json", "--cache", c});
+  ASSERT_TRUE(js.ok()) << js.describe();
+  const json doc = json::parse(js.out);
+  EXPECT_EQ(doc.at("schema"), "i8gemm/inspect-race");
+  const json& rows = doc.at("buckets").at(0).at("candidates");
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows.at(0).at("candidate"), "kernel_fast");
+  EXPECT_TRUE(rows.at(0).at("winner").get<bool>());
+  EXPECT_DOUBLE_EQ(rows.at(1).at("vs_winner").get<double>(), 1.25);
+  EXPECT_TRUE(rows.at(3).at("graph_median_us").is_null()) << "pruned: no graph time";
+  EXPECT_EQ(rows.at(4).at("status"), "rejected");
+
+  Result none = run({"inspect", "race", "--filter", "^no_such_problem", "--cache", c});
+  ASSERT_TRUE(none.ok()) << none.describe();
+  EXPECT_NE(none.out.find("0 of 1 tuned buckets"), std::string::npos) << none.out;
+  Result bad = run({"inspect", "race", "--filter", "(", "--cache", c});
+  EXPECT_FALSE(bad.ok()) << bad.describe();
+  EXPECT_NE(bad.err.find("not a valid regex"), std::string::npos) << bad.err;
 }
 
 }  // namespace
