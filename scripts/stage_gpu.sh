@@ -9,7 +9,8 @@ if [ "$FROM" = build-release ]; then
   cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
 cmake --build "$FROM" -j"$(nproc)"
-rm -rf .stage && mkdir -p .stage/build/tools .stage/build/tests .stage/build/runtime .stage/build/bench
+# Only .stage/build is replaced: scripts and shape lists written beside it in .stage/ stay.
+rm -rf .stage/build && mkdir -p .stage/build/tools .stage/build/tests .stage/build/runtime .stage/build/bench
 for f in tools/i8gemm tools/i8gemm_hiprtc_worker tools/example_serving runtime/libi8gemm.so runtime/libi8gemm.so.0 \
     bench/i8gemm_peers; do
   [ -e "$FROM/$f" ] && cp -L "$FROM/$f" ".stage/build/$f"  # plain files: links may not travel
