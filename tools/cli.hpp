@@ -44,6 +44,9 @@ CLI::Option* add_cache_option(CLI::App& cmd, std::string& into, const std::strin
 // A time in microseconds ("12.34") for a table, or "-" where none was measured (NULL in the
 // cache, which reads back empty or, in winners, as NaN): never a misleading 0.
 std::string us_or_dash(std::optional<double> us);
+// The cache's tuned winners by problem, GPU and M bucket (what `inspect winners` and `inspect
+// race` list).
+std::vector<cache::Winner> winners_in_order(cache::Cache& c);
 // What every JSON document the CLI writes starts with (docs/json.md): {"schema": "i8gemm/<name>",
 // "version": kJsonVersion}. The version grows when a field changes meaning or goes away.
 inline constexpr int kJsonVersion = 1;

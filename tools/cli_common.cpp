@@ -1,11 +1,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "cache/cache.hpp"
 #include "core/embedded.hpp"
@@ -109,6 +111,15 @@ std::string terminal_safe(const std::string& text) {
 
 std::string us_or_dash(std::optional<double> us) {
   return us && !std::isnan(*us) ? fmt::format("{:.2f}", *us) : std::string("-");
+}
+
+std::vector<cache::Winner> winners_in_order(cache::Cache& c) {
+  std::vector<cache::Winner> ws = c.list_winners();
+  std::sort(ws.begin(), ws.end(), [](const cache::Winner& a, const cache::Winner& b) {
+    return std::tie(a.key.problem_key, a.key.gpu_name, a.key.m_bucket) <
+           std::tie(b.key.problem_key, b.key.gpu_name, b.key.m_bucket);
+  });
+  return ws;
 }
 
 const std::string& CurrentBuild::compiler_version(const std::string& arch) {

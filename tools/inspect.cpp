@@ -253,10 +253,7 @@ void run_winners(const InspectOptions& o) {
   auto stale = [&](const cache::Winner& w) {
     return w.key.generator_hash != generator_hash() || w.key.compiler_version != build.compiler_version(w.key.arch);
   };
-  std::vector<cache::Winner> ws = c.list_winners();
-  std::sort(ws.begin(), ws.end(), [](const cache::Winner& a, const cache::Winner& b) {
-    return std::tie(a.key.problem_key, a.key.gpu_name, a.key.m_bucket) < std::tie(b.key.problem_key, b.key.gpu_name, b.key.m_bucket);
-  });
+  const std::vector<cache::Winner> ws = winners_in_order(c);
   if (o.json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& w : ws)

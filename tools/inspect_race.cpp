@@ -43,11 +43,7 @@ void run_race(const RaceOptions& o) {
   } catch (const std::regex_error& e) {
     throw Error("inspect", fmt::format("--filter '{}' is not a valid regex: {}", o.filter, e.what()));
   }
-  std::vector<cache::Winner> ws = c.list_winners();
-  std::sort(ws.begin(), ws.end(), [](const cache::Winner& a, const cache::Winner& b) {
-    return std::tie(a.key.problem_key, a.key.gpu_name, a.key.m_bucket) <
-           std::tie(b.key.problem_key, b.key.gpu_name, b.key.m_bucket);
-  });
+  const std::vector<cache::Winner> ws = winners_in_order(c);
   nlohmann::json buckets = nlohmann::json::array();
   size_t shown = 0;
   for (const cache::Winner& w : ws) {

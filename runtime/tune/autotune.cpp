@@ -61,18 +61,16 @@ template <class LaunchOf>
 void final_round(Measurer& measurer, BucketResult& r, LaunchOf launch_of) {
   const std::vector<size_t> fin = finalists(r.candidates);
   if (fin.empty()) return;
-  std::string err;
   try {
     std::vector<KernelInstance> keep;
     keep.reserve(fin.size());
     std::vector<Launch> launches;
     for (size_t i : fin) launches.push_back(launch_of(r.candidates[i].candidate, keep));
-    err = measurer.final_round(r.candidates, fin, launches);
+    measurer.final_round(r.candidates, fin, launches);
   } catch (const Error& e) {
-    err = e.what();
+    const std::string why = e.what();
+    for (size_t i : fin) r.candidates[i].reason = "final round failed, the first round's times stand: " + why.substr(0, 500);
   }
-  if (!err.empty())
-    for (size_t i : fin) r.candidates[i].reason = "final round failed, the first round's times stand: " + err.substr(0, 500);
 }
 
 }  // namespace

@@ -85,19 +85,19 @@ void Measurer::measure(CandidateResult& c, const Launch& launch) {
   }
 }
 
-std::string Measurer::final_round(std::vector<CandidateResult>& cs, const std::vector<size_t>& which,
-                                  const std::vector<Launch>& launches) {
+void Measurer::final_round(std::vector<CandidateResult>& cs, const std::vector<size_t>& which,
+                           const std::vector<Launch>& launches) {
+  std::vector<Stats> st;
   try {
-    const std::vector<Stats> st = time_graphs_interleaved(launches, stream_, plan_);
-    for (size_t i = 0; i < which.size(); ++i) {
-      CandidateResult& c = cs[which[i]];
-      c.reason = final_round_reason(c.graph->median_us, which.size());
-      c.graph = st[i];
-    }
-    return {};
-  } catch (const Error& e) {
+    st = time_graphs_interleaved(launches, stream_, plan_);
+  } catch (const Error&) {
     driver().cuStreamSynchronize(stream_);
-    return e.what();
+    throw;
+  }
+  for (size_t i = 0; i < which.size(); ++i) {
+    CandidateResult& c = cs[which[i]];
+    c.reason = final_round_reason(c.graph->median_us, which.size());
+    c.graph = st[i];
   }
 }
 

@@ -7,7 +7,6 @@
 
 #include <functional>
 #include <limits>
-#include <string>
 #include <vector>
 
 #include "runtime/gpu/timing.hpp"
@@ -31,9 +30,9 @@ class Measurer {
   void measure(CandidateResult& c, const Launch& launch);
   // The final round (policy.hpp, finalists): times launches[i], the candidate cs[which[i]], again
   // with every finalist's samples interleaved, and replaces their graph times with these; each
-  // reason then says so. On a CUDA error the first round's times stand and the error is returned.
-  std::string final_round(std::vector<CandidateResult>& cs, const std::vector<size_t>& which,
-                          const std::vector<Launch>& launches);
+  // reason then says so. On a CUDA error nothing is replaced and the Error is thrown on.
+  void final_round(std::vector<CandidateResult>& cs, const std::vector<size_t>& which,
+                   const std::vector<Launch>& launches);
 
  private:
   Operands& ops_;
