@@ -3,6 +3,10 @@
 // below so that the CPU reference (at most 65*4096*4096 MACs) takes seconds, not minutes.
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <set>
+#include <string>
+
 #include "tests/gpu/gpu_support.hpp"
 
 namespace i8g::gputest {
@@ -43,6 +47,34 @@ INSTANTIATE_TEST_SUITE_P(Tp4, Tp4Correct, ::testing::ValuesIn(tp4_cases()),
                            return fmt::format("{}_n{}_k{}_{}", i.param.name, i.param.n, i.param.k,
                                               i.param.layout == I8GEMM_WEIGHT_NK ? "nk" : "kn");
                          });
+
+// The untuned default at prefill M through the C ABI, where it takes wgmma_tma's wide tiles
+// (cooperative 128x96, 128x160, 128x192 and ping-pong 64x160 where the width divides N) beside
+// the 64/128-wide ones: bit for bit, and the widths it chose are the ones the rule names.
+TEST_F(GpuTest, UntunedPrefillDefaultsAreExactWithWideTiles) {
+  std::set<std::string> kernels;
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{2560, 4096}, {768, 4096}, {6144, 4096}}) {
+    const i8gemm_problem p = make_problem(n, k);  // [N,K], per token, per channel, bf16
+    I8G_OK(i8gemm_prepare(shared_ctx(), &p, 2048));
+    for (int64_t m : {256, 512, 1024, 2048}) {
+      i8gemm_choice c{};
+      I8G_OK(i8gemm_chosen(shared_ctx(), &p, m, &c));
+      if (std::string(c.kernel).find("wgmma_tma") == std::string::npos)
+        GTEST_SKIP() << "the wide defaults are wgmma_tma's (sm_90a); this GPU's default is " << c.kernel;
+      SCOPED_TRACE(fmt::format("{}x{} M={} {}", n, k, m, c.kernel));
+      kernels.insert(c.kernel);
+      const std::string r = run_and_compare(shared_ctx(), p, m, rng_);
+      EXPECT_TRUE(r.empty()) << r;
+    }
+  }
+  std::set<std::string> widths;
+  for (const std::string& name : kernels) {
+    std::printf("[ figure ] untuned prefill default: %s\n", name.c_str());
+    for (const char* w : {"_bn96_", "_bn160_", "_bn192_"})
+      if (name.find(w) != std::string::npos) widths.insert(w);
+  }
+  EXPECT_EQ(widths, (std::set<std::string>{"_bn96_", "_bn160_", "_bn192_"}));
+}
 
 // The other epilogues on one TP4 shape: f16/f32 with bias, per-tensor scales, asymmetric
 // activations with the GPU column sums (checked against the CPU's inside DeviceGemm).
