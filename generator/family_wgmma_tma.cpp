@@ -70,8 +70,9 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
     return fmt::format("bm={}: cooperative needs 128 or 256 (64 or 128 rows per consumer)", c.bm);
   if (c.schedule == kPingPong && c.bm != 64 && c.bm != 128)
     return fmt::format("bm={}: ping-pong needs 64 or 128 (the rows one consumer owns)", c.bm);
-  if (c.bn != 64 && c.bn != 96 && c.bn != 128 && c.bn != 160 && c.bn != 192 && c.bn != 256)
-    return fmt::format("bn={} (need 64, 96, 128, 160, 192 or 256)", c.bn);
+  if (c.bn != 48 && c.bn != 64 && c.bn != 80 && c.bn != 96 && c.bn != 112 && c.bn != 128 && c.bn != 160 &&
+      c.bn != 192 && c.bn != 256)
+    return fmt::format("bn={} (need 48, 64, 80, 96, 112, 128, 160, 192 or 256)", c.bn);
   if (consumer_rows(c) * c.bn > 128 * 128)
     return fmt::format("bm={} bn={}: more than 128 accumulators per consumer thread", c.bm, c.bn);
   if (c.stages < 2 || c.stages > kMaxStages) return fmt::format("{} stages (need 2 to {})", c.stages, kMaxStages);
@@ -130,6 +131,18 @@ bool wide_tile(const GemmProblem& p, int schedule, int bm, int bn) {
   return p.n % bn == 0 && (schedule == kCooperative ? bm == 128 : bm == 64);
 }
 
+// The narrow tiles: bn 48, 80 or 112 (m64n48/n80/n112, valid s8 wgmma widths) where the last
+// tile column wastes at most 1/16 of N, with 64 rows per consumer, and as deep a ring as fits.
+// They exist for small and mid M, whose tiles are too few to fill 132 SMs: cuBLASLt's fp8
+// kernels (nvjet, ncu on the H200, session 13) run 2560 x 4096 at M = 256 as 128 tiles of
+// 64 x 80 with 11 stages (8.4 us against 10.0 for our 80 tiles of 128 x 64) and at M = 128 as
+// 96 tiles 56 wide with 14 stages.
+constexpr bool is_narrow(int bn) { return bn == 48 || bn == 80 || bn == 112; }
+bool narrow_tile(const GemmProblem& p, int schedule, int bm, int bn) {
+  const int64_t padded = (p.n + bn - 1) / bn * bn;
+  return 16 * (padded - p.n) <= p.n && (schedule == kCooperative ? bm == 128 : bm == 64);
+}
+
 // The stages that fit the target's shared memory, at most kMaxStages.
 int fitting_stages(const KernelConfig& c, const Target& t) {
   return std::min(kMaxStages, (t.smem_per_block_optin - kAlignSlack - 16) / (stage_bytes(c) + 16));
@@ -139,24 +152,27 @@ int fitting_stages(const KernelConfig& c, const Target& t) {
 // H200, session 12: a 64 x 64 ping-pong block at 2560 x 4096, M = 128 took ~375 cycles per
 // 16 KiB K tile with 8 in flight).
 bool deep_shape(const KernelConfig& c) {
-  return c.schedule == kPingPong && c.bm + c.bn <= 192 && !is_wide(c.bn) && c.cluster_m == 1 && c.split_k == 1;
+  return c.schedule == kPingPong && c.bm + c.bn <= 192 && !is_wide(c.bn) && !is_narrow(c.bn) && c.cluster_m == 1 &&
+         c.split_k == 1;
 }
 
 // Rules: cooperative bm 128 or 256 (two consumers of 64 or 128 rows) or ping-pong bm 64 or 128
-// (one consumer's rows); bn 64/128/256 not past the padded N, and the wide tiles (wide_tile);
-// at most 128 accumulators per consumer thread; bk = 128; as many stages as fit (at most 8).
-// At most 10 + 6 configs, with rings of at most 8 stages; then a cm2 variant of each
-// clusters_pay shape among them, a deep-ring variant of each small ping-pong tile (deep_shape)
-// and at most 6 split-K variants of three of them (split_variants), last. At most 29.
+// (one consumer's rows); bn 64/128/256 not past the padded N, the wide tiles (wide_tile) and
+// the narrow ones (narrow_tile); at most 128 accumulators per consumer thread; bk = 128; as many
+// stages as fit (at most 8, the narrow tiles up to 16). At most 10 + 6 + 6 configs; then a cm2
+// variant of each clusters_pay shape among them, a deep-ring variant of each small ping-pong
+// tile (deep_shape) and at most 6 split-K variants of three of them (split_variants), last.
+// At most 35.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;
   while (n_pow2 < p.n) n_pow2 *= 2;
   for (int schedule : {kCooperative, kPingPong})
     for (int bm : {64, 128, 256})
-      for (int bn : {64, 96, 128, 160, 192, 256}) {
+      for (int bn : {48, 64, 80, 96, 112, 128, 160, 192, 256}) {
       if (bn > n_pow2 || (schedule == kCooperative && bm == 64) || (schedule == kPingPong && bm == 256)) continue;
       if (is_wide(bn) && !wide_tile(p, schedule, bm, bn)) continue;
+      if (is_narrow(bn) && !narrow_tile(p, schedule, bm, bn)) continue;
       KernelConfig c;
       c.family = Family::wgmma_tma;
       c.schedule = schedule;
@@ -164,7 +180,7 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
       c.bn = bn;
       c.bk = kRowBytes;
       c.warpgroups = kConsumers;
-      c.stages = std::min(kPlainStages, fitting_stages(c, t));
+      c.stages = is_narrow(bn) ? fitting_stages(c, t) : std::min(kPlainStages, fitting_stages(c, t));
       if (!invalid_reason(p, c, t).empty()) continue;
       out.push_back(c);
     }
@@ -190,8 +206,13 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
 // the tunes of 2560 x 4096 and 6144 x 4096 at M = 128..4096 and 768 x 4096 at M = 1024 and
 // 2048, session 12 calls 3, 5 and 6: each wave's time after ~4 us of fixed cost;
 // docs/wgmma_tma.md). Not ping-pong 64x96: one wave of it beat one of 128x64 by 4% at 768 x 4096
-// M = 1024 and lost by 7% at 6144 x 4096 M = 128. Rings as the plain candidates' (no deep
-// variant).
+// M = 1024 and lost by 7% at 6144 x 4096 M = 128. And the narrow ping-pong 64x48 and 64x80 at
+// (bm + bn) / 320, the bytes a K step loads against 64x64's 0.4 (what bounds these small tiles;
+// 128x64's 0.6 and 64x160's 0.75 sit on the same line), with their deep rings (session 13 call
+// 4: 64x48 won 2560 x 4096 at M = 128 and 768 x 4096 at M = 128..512, 64x80 2560 x 4096 at
+// M = 256, and the rule picks each there). Not cooperative 128x80: one wave of it won 2560 x 4096
+// M = 512 by 5% but two lost M = 1024 by 8% to one of 128x160, which no one time per wave fits.
+// The other tiles' rings are the plain candidates' (no deep variant).
 struct UntunedTile {
   int schedule, bm, bn;
   double time;
@@ -199,10 +220,11 @@ struct UntunedTile {
 constexpr UntunedTile kUntunedTiles[] = {{kPingPong, 128, 128, 1.0},     {kPingPong, 128, 64, 0.6},
                                          {kPingPong, 64, 64, 0.4},       {kPingPong, 64, 160, 0.75},
                                          {kCooperative, 128, 96, 0.8},   {kCooperative, 128, 160, 1.45},
-                                         {kCooperative, 128, 192, 1.55}};
+                                         {kCooperative, 128, 192, 1.55}, {kPingPong, 64, 48, 0.35},
+                                         {kPingPong, 64, 80, 0.45}};
 
 const UntunedTile* untuned_tile(const KernelConfig& c) {
-  if (c.stages > kPlainStages) return nullptr;
+  if (c.stages > kPlainStages && !is_narrow(c.bn)) return nullptr;  // a deep-ring variant
   for (const UntunedTile& u : kUntunedTiles)
     if (c.schedule == u.schedule && c.bm == u.bm && c.bn == u.bn) return &u;
   return nullptr;

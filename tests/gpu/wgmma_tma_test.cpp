@@ -191,5 +191,47 @@ TEST_F(WgmmaTma, WideTilesAreExactOverTailsAndEveryEpilogueOption) {
   std::printf("[ figure ] wgmma_tma wide tiles: %d of %d launches exact\n", exact, runs);
 }
 
+// The narrow tiles (bn 48, 80 and 112, deep rings, offered where the last tile column wastes at
+// most 1/16 of N): every one over M, N and K tails (N = 1000: a partial last column for each
+// width) and grids with more tiles than SMs, and every epilogue option through a bn-48 and a
+// bn-80 tile (6 and 10 column groups: chunks of 2 or 6 and of 2).
+TEST_F(WgmmaTma, NarrowTilesAreExactOverTailsAndEveryEpilogueOption) {
+  struct Case {
+    i8gemm_problem p;
+    std::vector<int64_t> ms;
+  };
+  const Case cases[] = {
+      {make_problem(2560, 4096), {1, 200, 1000}},  // 2560 = 32 x 80: 128 tiles at M = 256
+      {make_problem(1000, 4080), {77, 3000}},      // a partial last tile column; a K tail
+  };
+  auto narrow = [&](const i8gemm_problem& p) {
+    std::vector<KernelSpec> out;
+    for (const KernelSpec& s : specs(to_gemm_problem(p)))
+      if (s.config.bn == 48 || s.config.bn == 80 || s.config.bn == 112) out.push_back(s);
+    return out;
+  };
+  int runs = 0, exact = 0;
+  std::set<int> widths;
+  for (const Case& c : cases) {
+    const std::vector<KernelSpec> w = narrow(c.p);
+    for (const KernelSpec& s : w) widths.insert(s.config.bn);
+    check_all(c.p, w, c.ms, runs, exact);
+  }
+  EXPECT_EQ(widths, (std::set<int>{48, 80, 112}));
+  each_epilogue_option(1000, 4096, [&](const i8gemm_problem& p) {
+    Expected e = expected(p, 130);
+    const std::vector<KernelSpec> w = narrow(p);
+    for (int bn : {48, 80}) {
+      const auto it = std::find_if(w.begin(), w.end(), [&](const KernelSpec& s) { return s.config.bn == bn; });
+      ASSERT_NE(it, w.end()) << bn;
+      const std::string r = check(p, *it, e);
+      EXPECT_TRUE(r.empty()) << it->name() << ": " << r;
+      runs += 2;
+      exact += r.empty() ? 2 : 0;
+    }
+  });
+  std::printf("[ figure ] wgmma_tma narrow tiles: %d of %d launches exact\n", exact, runs);
+}
+
 }  // namespace
 }  // namespace i8g::gputest
