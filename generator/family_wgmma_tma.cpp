@@ -210,9 +210,10 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
 // (bm + bn) / 320, the bytes a K step loads against 64x64's 0.4 (what bounds these small tiles;
 // 128x64's 0.6 and 64x160's 0.75 sit on the same line), with their deep rings (session 13 call
 // 4: 64x48 won 2560 x 4096 at M = 128 and 768 x 4096 at M = 128..512, 64x80 2560 x 4096 at
-// M = 256, and the rule picks each there). Not cooperative 128x80: one wave of it won 2560 x 4096
-// M = 512 by 5% but two lost M = 1024 by 8% to one of 128x160, which no one time per wave fits.
-// The other tiles' rings are the plain candidates' (no deep variant).
+// M = 256, and the rule picks each there), and cooperative 128x80 at 0.73: one wave of it won
+// 2560 x 4096 M = 512 (11.04 us against ping-pong 64x160's 11.68), two lost M = 1024 by 8% to
+// one of 128x160 (1.45), and 0.73 is the one time that orders both. The other tiles' rings are
+// the plain candidates' (no deep variant).
 struct UntunedTile {
   int schedule, bm, bn;
   double time;
@@ -221,7 +222,7 @@ constexpr UntunedTile kUntunedTiles[] = {{kPingPong, 128, 128, 1.0},     {kPingP
                                          {kPingPong, 64, 64, 0.4},       {kPingPong, 64, 160, 0.75},
                                          {kCooperative, 128, 96, 0.8},   {kCooperative, 128, 160, 1.45},
                                          {kCooperative, 128, 192, 1.55}, {kPingPong, 64, 48, 0.35},
-                                         {kPingPong, 64, 80, 0.45}};
+                                         {kPingPong, 64, 80, 0.45},      {kCooperative, 128, 80, 0.73}};
 
 const UntunedTile* untuned_tile(const KernelConfig& c) {
   if (c.stages > kPlainStages && !is_narrow(c.bn)) return nullptr;  // a deep-ring variant

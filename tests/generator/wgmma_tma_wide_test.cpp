@@ -114,20 +114,22 @@ TEST(WgmmaTmaNarrow, OfferedWhereTheLastColumnWastesLittleWithDeepRings) {
   EXPECT_EQ(narrow_shapes({136, 4096}), (std::set<std::string>{"sc1_128x48_s10", "sc2_64x48_s16"}));
 }
 
-// The untuned default takes the narrow ping-pong tiles where one wave of them fills more SMs
-// than 64x64 or 128x64 would (session 13 call 4, H200: the tune's winners there); never the
-// cooperative ones or 64x112.
-TEST(WgmmaTmaNarrow, TheUntunedDefaultTakesPingPong48And80WhereTheyFillOneWave) {
+// The untuned default takes the narrow ping-pong tiles, or cooperative 128x80, where one wave of
+// them fills more SMs than 64x64, 128x64 or 64x160 would (session 13 call 4, H200: the tune's
+// winners there); never cooperative 128x48, or bn 112.
+TEST(WgmmaTmaNarrow, TheUntunedDefaultTakesANarrowTileWhereItFillsOneWave) {
   EXPECT_EQ(heuristic_default({2560, 4096}, kHopper, 128).bn, 48);
   EXPECT_EQ(heuristic_default({2560, 4096}, kHopper, 256).bn, 80);
+  const KernelConfig m512 = heuristic_default({2560, 4096}, kHopper, 512);
+  EXPECT_EQ(m512.bn, 80);
+  EXPECT_EQ(m512.schedule, 1) << "cooperative 128x80: 128 tiles";
+  EXPECT_EQ(heuristic_default({2560, 4096}, kHopper, 1024).bn, 160) << "one wave of 128x160, not two of 128x80";
   EXPECT_EQ(heuristic_default({768, 4096}, kHopper, 512).bn, 48);
   EXPECT_EQ(heuristic_default({6144, 4096}, kHopper, 128).bn, 64) << "128x64: one wave of 96 tiles";
   for (const GemmProblem& p : {GemmProblem{2560, 4096}, GemmProblem{6144, 4096}, GemmProblem{768, 4096}})
     for (int64_t m : {64, 128, 256, 512, 1024, 2048, 4096}) {
       const KernelConfig c = heuristic_default(p, kHopper, m);
-      if (c.bn == 48 || c.bn == 80 || c.bn == 112) {
-        EXPECT_EQ(c.schedule, 2) << p.key() << " M=" << m << ": " << c;
-        EXPECT_NE(c.bn, 112) << p.key() << " M=" << m;
-      }
+      EXPECT_NE(c.bn, 112) << p.key() << " M=" << m;
+      if (c.bn == 48) EXPECT_EQ(c.schedule, 2) << p.key() << " M=" << m << ": " << c;
     }
 }
