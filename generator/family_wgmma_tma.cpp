@@ -70,9 +70,9 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
     return fmt::format("bm={}: cooperative needs 128 or 256 (64 or 128 rows per consumer)", c.bm);
   if (c.schedule == kPingPong && c.bm != 64 && c.bm != 128)
     return fmt::format("bm={}: ping-pong needs 64 or 128 (the rows one consumer owns)", c.bm);
-  if (c.bn != 48 && c.bn != 64 && c.bn != 80 && c.bn != 96 && c.bn != 112 && c.bn != 128 && c.bn != 160 &&
-      c.bn != 192 && c.bn != 256)
-    return fmt::format("bn={} (need 48, 64, 80, 96, 112, 128, 160, 192 or 256)", c.bn);
+  if (c.bn != 48 && c.bn != 64 && c.bn != 80 && c.bn != 96 && c.bn != 128 && c.bn != 160 && c.bn != 192 &&
+      c.bn != 256)
+    return fmt::format("bn={} (need 48, 64, 80, 96, 128, 160, 192 or 256)", c.bn);
   if (consumer_rows(c) * c.bn > 128 * 128)
     return fmt::format("bm={} bn={}: more than 128 accumulators per consumer thread", c.bm, c.bn);
   if (c.stages < 2 || c.stages > kMaxStages) return fmt::format("{} stages (need 2 to {})", c.stages, kMaxStages);
@@ -87,14 +87,14 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
   return {};
 }
 
-// The shapes that also run as a cluster of two blocks along M (cm2): CUTLASS's vLLM configs
-// (ping-pong 128x128 cluster 2x1 by default, ping-pong 64x128 cluster 2x1 for 64 < M <= 128)
-// and the two other shapes that won large-M tunes on the H200 (cooperative 256x128, ping-pong
-// 64x256). Candidates do not know M: at M <= bm a cm2 kernel runs with half its blocks computing
-// a tile past M (correct, and slower; the tune times it).
+// The shapes that also run as a cluster of two blocks along M (cm2): CUTLASS's vLLM default
+// (ping-pong 128x128 cluster 2x1) and the two other shapes that won large-M tunes on the H200
+// (cooperative 256x128, ping-pong 64x256). Not ping-pong 64x128 (vLLM's config for
+// 64 < M <= 128): its cm2 was never within 5% of a tune's winner over 40 buckets (H200,
+// sessions 12-13). Candidates do not know M: at M <= bm a cm2 kernel runs with half its blocks
+// computing a tile past M (correct, and slower; the tune times it).
 bool clusters_pay(const KernelConfig& c) {
   return (c.schedule == kPingPong && c.bm == 128 && c.bn == 128) ||
-         (c.schedule == kPingPong && c.bm == 64 && c.bn == 128) ||
          (c.schedule == kCooperative && c.bm == 256 && c.bn == 128) ||
          (c.schedule == kPingPong && c.bm == 64 && c.bn == 256);
 }
@@ -131,13 +131,14 @@ bool wide_tile(const GemmProblem& p, int schedule, int bm, int bn) {
   return p.n % bn == 0 && (schedule == kCooperative ? bm == 128 : bm == 64);
 }
 
-// The narrow tiles: bn 48, 80 or 112 (m64n48/n80/n112, valid s8 wgmma widths) where the last
-// tile column wastes at most 1/16 of N, with 64 rows per consumer, and as deep a ring as fits.
+// The narrow tiles: bn 48 or 80 (m64n48/n80, valid s8 wgmma widths) where the last tile column
+// wastes at most 1/16 of N, with 64 rows per consumer, and as deep a ring as fits. (bn 112 was
+// offered too and never came within 5% of a tune's winner in 12 buckets, session 13.)
 // They exist for small and mid M, whose tiles are too few to fill 132 SMs: cuBLASLt's fp8
 // kernels (nvjet, ncu on the H200, session 13) run 2560 x 4096 at M = 256 as 128 tiles of
 // 64 x 80 with 11 stages (8.4 us against 10.0 for our 80 tiles of 128 x 64) and at M = 128 as
 // 96 tiles 56 wide with 14 stages.
-constexpr bool is_narrow(int bn) { return bn == 48 || bn == 80 || bn == 112; }
+constexpr bool is_narrow(int bn) { return bn == 48 || bn == 80; }
 bool narrow_tile(const GemmProblem& p, int schedule, int bm, int bn) {
   const int64_t padded = (p.n + bn - 1) / bn * bn;
   return 16 * (padded - p.n) <= p.n && (schedule == kCooperative ? bm == 128 : bm == 64);
@@ -159,18 +160,20 @@ bool deep_shape(const KernelConfig& c) {
 // Rules: cooperative bm 128 or 256 (two consumers of 64 or 128 rows) or ping-pong bm 64 or 128
 // (one consumer's rows); bn 64/128/256 not past the padded N, the wide tiles (wide_tile) and
 // the narrow ones (narrow_tile); at most 128 accumulators per consumer thread; bk = 128; as many
-// stages as fit (at most 8, the narrow tiles up to 16). At most 10 + 6 + 6 configs; then a cm2
+// stages as fit (at most 8, the narrow tiles up to 16). At most 9 + 6 + 4 configs; then a cm2
 // variant of each clusters_pay shape among them, a deep-ring variant of each small ping-pong
 // tile (deep_shape) and at most 6 split-K variants of three of them (split_variants), last.
-// At most 35.
+// At most 31.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;
   while (n_pow2 < p.n) n_pow2 *= 2;
   for (int schedule : {kCooperative, kPingPong})
     for (int bm : {64, 128, 256})
-      for (int bn : {48, 64, 80, 96, 112, 128, 160, 192, 256}) {
+      for (int bn : {48, 64, 80, 96, 128, 160, 192, 256}) {
       if (bn > n_pow2 || (schedule == kCooperative && bm == 64) || (schedule == kPingPong && bm == 256)) continue;
+      // Cooperative 256x64: never within 5% of a tune's winner over 40 buckets (sessions 12-13).
+      if (schedule == kCooperative && bm == 256 && bn == 64) continue;
       if (is_wide(bn) && !wide_tile(p, schedule, bm, bn)) continue;
       if (is_narrow(bn) && !narrow_tile(p, schedule, bm, bn)) continue;
       KernelConfig c;

@@ -47,8 +47,8 @@ __device__ __forceinline__ void fence_operands(int (&d)[R]) {
 }
 
 // D += A * B for one m64nNk32 step; scale-d = 1 (the accumulators start at zero). N is one of
-// the tile widths the families use (64, 128, 256; wgmma_tma also the narrow 48, 80, 112 and the
-// wide 96, 160, 192), N / 2 accumulators per thread, listed eight at a time.
+// the tile widths the families use (64, 128, 256; wgmma_tma also the narrow 48, 80 and the wide
+// 96, 160, 192), N / 2 accumulators per thread, listed eight at a time.
 #define I8G_WG_D8(i)                                                                                         \
   "+r"(d[i]), "+r"(d[i + 1]), "+r"(d[i + 2]), "+r"(d[i + 3]), "+r"(d[i + 4]), "+r"(d[i + 5]), "+r"(d[i + 6]), \
       "+r"(d[i + 7])
@@ -90,11 +90,6 @@ I8G_WGMMA_S8(80, 40, 41,
 I8G_WGMMA_S8(96, 48, 49,
              I8G_WG_R0 ", " I8G_WG_R1 ", " I8G_WG_R2 ", " I8G_WG_R3 ", " I8G_WG_R4 ", " I8G_WG_R5,
              I8G_WG_D8(0), I8G_WG_D8(8), I8G_WG_D8(16), I8G_WG_D8(24), I8G_WG_D8(32), I8G_WG_D8(40))
-I8G_WGMMA_S8(112, 56, 57,
-             I8G_WG_R0 ", " I8G_WG_R1 ", " I8G_WG_R2 ", " I8G_WG_R3 ", " I8G_WG_R4 ", " I8G_WG_R5
-             ", " I8G_WG_R6,
-             I8G_WG_D8(0), I8G_WG_D8(8), I8G_WG_D8(16), I8G_WG_D8(24), I8G_WG_D8(32), I8G_WG_D8(40),
-             I8G_WG_D8(48))
 I8G_WGMMA_S8(128, 64, 65,
              I8G_WG_R0 ", " I8G_WG_R1 ", " I8G_WG_R2 ", " I8G_WG_R3 ", " I8G_WG_R4 ", " I8G_WG_R5
              ", " I8G_WG_R6 ", " I8G_WG_R7,

@@ -218,9 +218,8 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   static_assert(PP == 0 || PP == 1, "PP: 0 cooperative, 1 ping-pong");
   static_assert(CM == 1 || CM == 2, "CM: 1 no cluster, 2 a cluster of two blocks along M");
   static_assert(RM == 64 || RM == 128, "64 or 128 rows per consumer warpgroup");
-  static_assert(BN == 48 || BN == 64 || BN == 80 || BN == 96 || BN == 112 || BN == 128 || BN == 160 || BN == 192 ||
-                    BN == 256,
-                "BN in {48, 64, 80, 96, 112, 128, 160, 192, 256}");
+  static_assert(BN == 48 || BN == 64 || BN == 80 || BN == 96 || BN == 128 || BN == 160 || BN == 192 || BN == 256,
+                "BN in {48, 64, 80, 96, 128, 160, 192, 256}");
   static_assert(MI * R <= 128, "at most 128 accumulator registers per consumer thread");
   static_assert(STAGES >= 2 && STAGES <= 16, "2 to 16 pipeline stages");
   static_assert(GROUP_M >= 1, "GROUP_M >= 1");

@@ -1,8 +1,8 @@
 // The wgmma_tma family's wide tiles (generator/family_wgmma_tma.cpp, wide_tile): bn 96, 160, 192,
 // offered only where the width divides N, with 64 rows per consumer (cooperative 128, ping-pong
 // 64); refused by invalid_reason at every other width; the untuned default where they pay. And
-// the narrow ones (narrow_tile): bn 48, 80, 112 where the last tile column wastes at most 1/16
-// of N, with rings as deep as fit.
+// the narrow ones (narrow_tile): bn 48, 80 where the last tile column wastes at most 1/16 of N,
+// with rings as deep as fit.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -58,7 +58,7 @@ TEST(WgmmaTmaWide, InvalidReasonNamesOtherWidthsAndTooManyAccumulators) {
   const GemmProblem p{2560, 4096};
   KernelConfig c = KernelConfig::parse(Family::wgmma_tma, "bm128_bn160_bk128_wg2_s5_sc1_sk1");
   EXPECT_EQ(invalid_reason(p, c, kHopper), "");
-  for (int bn : {72, 144, 224}) {  // not s8 wgmma widths the template has
+  for (int bn : {72, 112, 144, 224}) {  // not widths the template has (72: not an s8 width)
     c.bn = bn;
     EXPECT_NE(invalid_reason(p, c, kHopper).find("bn=" + std::to_string(bn)), std::string::npos) << bn;
   }
@@ -80,11 +80,11 @@ TEST(WgmmaTmaWide, TheUntunedDefaultTakesAWideTileOnlyWhereItDividesN) {
 }
 
 namespace {
-// "sc2_64x48_s16", ... for every wgmma_tma candidate with bn 48, 80 or 112.
+// "sc2_64x48_s16", ... for every wgmma_tma candidate with bn 48 or 80.
 std::set<std::string> narrow_shapes(const GemmProblem& p) {
   std::set<std::string> out;
   for (const KernelConfig& c : candidates(p, kHopper))
-    if (c.family == Family::wgmma_tma && (c.bn == 48 || c.bn == 80 || c.bn == 112)) {
+    if (c.family == Family::wgmma_tma && (c.bn == 48 || c.bn == 80)) {
       EXPECT_EQ(c.split_k, 1) << c;
       EXPECT_EQ(c.cluster_m, 1) << c;
       EXPECT_EQ(invalid_reason(p, c, kHopper), "") << c;
@@ -99,24 +99,23 @@ std::set<std::string> narrow_shapes(const GemmProblem& p) {
 // Offered where the last tile column wastes at most 1/16 of N (2560 = 53.3 x 48: 1.2%; 768 =
 // 9.6 x 80: 4.2%), each with as many stages as fit 227 KB (at most 16).
 TEST(WgmmaTmaNarrow, OfferedWhereTheLastColumnWastesLittleWithDeepRings) {
-  const std::set<std::string> all = {"sc1_128x48_s10", "sc1_128x80_s8",  "sc1_128x112_s7",
-                                     "sc2_64x48_s16",  "sc2_64x80_s12", "sc2_64x112_s10"};
+  const std::set<std::string> all = {"sc1_128x48_s10", "sc1_128x80_s8", "sc2_64x48_s16", "sc2_64x80_s12"};
   EXPECT_EQ(narrow_shapes({2560, 4096}), all);
   EXPECT_EQ(narrow_shapes({768, 4096}), all);
   EXPECT_EQ(narrow_shapes({6144, 4096}), all);
-  // 100 = 2.08 x 48 (44% wasted), 1.25 x 80 (60%), 0.89 x 112 (12%): none.
+  // 100 = 2.08 x 48 (44% wasted), 1.25 x 80 (60%): none.
   EXPECT_TRUE(narrow_shapes({100, 4096}).empty());
-  // 4200 = 87.5 x 48 (0.6%), 52.5 x 80 (0.95%), 37.5 x 112 (1.3%) with a K tail: all.
-  EXPECT_EQ(narrow_shapes({4200, 4080}).size(), 6u);
-  // 560 = 11.7 x 48 (2.9%: offered), 7 x 80 (exact), 5 x 112 (exact).
-  EXPECT_EQ(narrow_shapes({560, 4096}).size(), 6u);
-  // 136 = 2.8 x 48 (5.9%: offered), 1.7 x 80 (17.6%: not), 1.2 x 112 (64.7%: not).
+  // 4200 = 87.5 x 48 (0.6%), 52.5 x 80 (0.95%) with a K tail: both.
+  EXPECT_EQ(narrow_shapes({4200, 4080}).size(), 4u);
+  // 560 = 11.7 x 48 (2.9%: offered), 7 x 80 (exact).
+  EXPECT_EQ(narrow_shapes({560, 4096}).size(), 4u);
+  // 136 = 2.8 x 48 (5.9%: offered), 1.7 x 80 (17.6%: not).
   EXPECT_EQ(narrow_shapes({136, 4096}), (std::set<std::string>{"sc1_128x48_s10", "sc2_64x48_s16"}));
 }
 
 // The untuned default takes the narrow ping-pong tiles, or cooperative 128x80, where one wave of
 // them fills more SMs than 64x64, 128x64 or 64x160 would (session 13 call 4, H200: the tune's
-// winners there); never cooperative 128x48, or bn 112.
+// winners there); never cooperative 128x48.
 TEST(WgmmaTmaNarrow, TheUntunedDefaultTakesANarrowTileWhereItFillsOneWave) {
   EXPECT_EQ(heuristic_default({2560, 4096}, kHopper, 128).bn, 48);
   EXPECT_EQ(heuristic_default({2560, 4096}, kHopper, 256).bn, 80);
@@ -129,7 +128,6 @@ TEST(WgmmaTmaNarrow, TheUntunedDefaultTakesANarrowTileWhereItFillsOneWave) {
   for (const GemmProblem& p : {GemmProblem{2560, 4096}, GemmProblem{6144, 4096}, GemmProblem{768, 4096}})
     for (int64_t m : {64, 128, 256, 512, 1024, 2048, 4096}) {
       const KernelConfig c = heuristic_default(p, kHopper, m);
-      EXPECT_NE(c.bn, 112) << p.key() << " M=" << m;
       if (c.bn == 48) EXPECT_EQ(c.schedule, 2) << p.key() << " M=" << m << ": " << c;
     }
 }

@@ -43,6 +43,43 @@ class WgmmaTma : public KernelCheckTest {
         f(make_problem(n, k, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TOKEN, I8GEMM_SCALE_PER_CHANNEL, o, bias, asym));
       }
   }
+  struct WidthCase {
+    i8gemm_problem p;
+    std::vector<int64_t> ms;
+  };
+  // Every candidate whose bn is one of `widths` over each case's M values (all of `widths` must
+  // be offered somewhere), then every epilogue option of an epilogue_n x 4096 problem through
+  // one candidate of each of `epilogue_widths`.
+  void check_widths(const char* label, const std::vector<WidthCase>& cases, const std::set<int>& widths,
+                    int64_t epilogue_n, const std::vector<int>& epilogue_widths) {
+    auto of = [&](const i8gemm_problem& p) {
+      std::vector<KernelSpec> out;
+      for (const KernelSpec& s : specs(to_gemm_problem(p)))
+        if (widths.count(s.config.bn)) out.push_back(s);
+      return out;
+    };
+    int runs = 0, exact = 0;
+    std::set<int> seen;
+    for (const WidthCase& c : cases) {
+      const std::vector<KernelSpec> w = of(c.p);
+      for (const KernelSpec& s : w) seen.insert(s.config.bn);
+      check_all(c.p, w, c.ms, runs, exact);
+    }
+    EXPECT_EQ(seen, widths);
+    each_epilogue_option(epilogue_n, 4096, [&](const i8gemm_problem& p) {
+      Expected e = expected(p, 130);
+      const std::vector<KernelSpec> w = of(p);
+      for (int bn : epilogue_widths) {
+        const auto it = std::find_if(w.begin(), w.end(), [&](const KernelSpec& s) { return s.config.bn == bn; });
+        ASSERT_NE(it, w.end()) << bn;
+        const std::string r = check(p, *it, e);
+        EXPECT_TRUE(r.empty()) << it->name() << ": " << r;
+        runs += 2;
+        exact += r.empty() ? 2 : 0;
+      }
+    });
+    std::printf("[ figure ] wgmma_tma %s tiles: %d of %d launches exact\n", label, exact, runs);
+  }
 };
 
 TEST_F(WgmmaTma, EveryCandidateIsExactOverTailsAndManyTiles) {
@@ -154,83 +191,21 @@ TEST_F(WgmmaTma, SplitKCandidatesAreExactOverTailsAndRepeatedLaunches) {
 // grids with more tiles than SMs, and every epilogue option through a bn-96 and a bn-160 tile
 // (12 and 20 column groups: the epilogue's chunks are an even divisor of them, col_chunk).
 TEST_F(WgmmaTma, WideTilesAreExactOverTailsAndEveryEpilogueOption) {
-  struct Case {
-    i8gemm_problem p;
-    std::vector<int64_t> ms;
-  };
-  const Case cases[] = {
-      {make_problem(1920, 4080), {1, 77, 1000}},  // all three widths; a K tail
-      {make_problem(6144, 4096), {129, 2048}},    // 192: 32 tile columns, 2048 rows past the SMs
-  };
-  auto wide = [&](const i8gemm_problem& p) {
-    std::vector<KernelSpec> out;
-    for (const KernelSpec& s : specs(to_gemm_problem(p)))
-      if (s.config.bn == 96 || s.config.bn == 160 || s.config.bn == 192) out.push_back(s);
-    return out;
-  };
-  int runs = 0, exact = 0;
-  std::set<int> widths;
-  for (const Case& c : cases) {
-    const std::vector<KernelSpec> w = wide(c.p);
-    for (const KernelSpec& s : w) widths.insert(s.config.bn);
-    check_all(c.p, w, c.ms, runs, exact);
-  }
-  EXPECT_EQ(widths, (std::set<int>{96, 160, 192}));
-  each_epilogue_option(1920, 4096, [&](const i8gemm_problem& p) {
-    Expected e = expected(p, 130);
-    const std::vector<KernelSpec> w = wide(p);
-    for (int bn : {96, 160}) {  // 12 and 20 column groups: chunks of 6 or 4, and of 4
-      const auto it = std::find_if(w.begin(), w.end(), [&](const KernelSpec& s) { return s.config.bn == bn; });
-      ASSERT_NE(it, w.end()) << bn;
-      const std::string r = check(p, *it, e);
-      EXPECT_TRUE(r.empty()) << it->name() << ": " << r;
-      runs += 2;
-      exact += r.empty() ? 2 : 0;
-    }
-  });
-  std::printf("[ figure ] wgmma_tma wide tiles: %d of %d launches exact\n", exact, runs);
+  check_widths("wide",
+               {{make_problem(1920, 4080), {1, 77, 1000}},   // all three widths; a K tail
+                {make_problem(6144, 4096), {129, 2048}}},    // 192: 32 tile columns, 2048 rows past the SMs
+               {96, 160, 192}, 1920, {96, 160});  // 12 and 20 column groups: chunks of 6 or 4, and of 4
 }
 
-// The narrow tiles (bn 48, 80 and 112, deep rings, offered where the last tile column wastes at
-// most 1/16 of N): every one over M, N and K tails (N = 1000: a partial last column for each
+// The narrow tiles (bn 48 and 80, deep rings, offered where the last tile column wastes at most
+// 1/16 of N): every one over M, N and K tails (N = 1000: a partial last column for each
 // width) and grids with more tiles than SMs, and every epilogue option through a bn-48 and a
 // bn-80 tile (6 and 10 column groups: chunks of 2 or 6 and of 2).
 TEST_F(WgmmaTma, NarrowTilesAreExactOverTailsAndEveryEpilogueOption) {
-  struct Case {
-    i8gemm_problem p;
-    std::vector<int64_t> ms;
-  };
-  const Case cases[] = {
-      {make_problem(2560, 4096), {1, 200, 1000}},  // 2560 = 32 x 80: 128 tiles at M = 256
-      {make_problem(1000, 4080), {77, 3000}},      // a partial last tile column; a K tail
-  };
-  auto narrow = [&](const i8gemm_problem& p) {
-    std::vector<KernelSpec> out;
-    for (const KernelSpec& s : specs(to_gemm_problem(p)))
-      if (s.config.bn == 48 || s.config.bn == 80 || s.config.bn == 112) out.push_back(s);
-    return out;
-  };
-  int runs = 0, exact = 0;
-  std::set<int> widths;
-  for (const Case& c : cases) {
-    const std::vector<KernelSpec> w = narrow(c.p);
-    for (const KernelSpec& s : w) widths.insert(s.config.bn);
-    check_all(c.p, w, c.ms, runs, exact);
-  }
-  EXPECT_EQ(widths, (std::set<int>{48, 80, 112}));
-  each_epilogue_option(1000, 4096, [&](const i8gemm_problem& p) {
-    Expected e = expected(p, 130);
-    const std::vector<KernelSpec> w = narrow(p);
-    for (int bn : {48, 80}) {
-      const auto it = std::find_if(w.begin(), w.end(), [&](const KernelSpec& s) { return s.config.bn == bn; });
-      ASSERT_NE(it, w.end()) << bn;
-      const std::string r = check(p, *it, e);
-      EXPECT_TRUE(r.empty()) << it->name() << ": " << r;
-      runs += 2;
-      exact += r.empty() ? 2 : 0;
-    }
-  });
-  std::printf("[ figure ] wgmma_tma narrow tiles: %d of %d launches exact\n", exact, runs);
+  check_widths("narrow",
+               {{make_problem(2560, 4096), {1, 200, 1000}},  // 2560 = 32 x 80: 128 tiles at M = 256
+                {make_problem(1000, 4080), {77, 3000}}},     // a partial last tile column; a K tail
+               {48, 80}, 1000, {48, 80});
 }
 
 }  // namespace

@@ -146,7 +146,7 @@ TEST(WgmmaTma, ClusterConfigsCompileWithTails) {
   for (const GemmProblem& p : {heavy, tensor})
     for (const KernelSpec& s : tma_candidates(p))
       if (s.config.cluster_m == 2) specs.push_back(s);
-  ASSERT_EQ(specs.size(), 8u) << "sc2 128x128, sc2 64x128, sc1 256x128 and sc2 64x256 of each";
+  ASSERT_EQ(specs.size(), 6u) << "sc2 128x128, sc1 256x128 and sc2 64x256 of each";
   compile_and_check(specs, true);
 }
 
