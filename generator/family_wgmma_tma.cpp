@@ -127,9 +127,6 @@ std::vector<KernelConfig> split_variants(const GemmProblem& p, const KernelConfi
 // 4096 at M = 1024: 160 tiles of 128 x 128 for 132 SMs, 128 of 128 x 160; 768 x 4096 at
 // M = 2048: 96 of 128 x 128, 128 of 128 x 96).
 constexpr bool is_wide(int bn) { return bn == 96 || bn == 160 || bn == 192; }
-bool wide_tile(const GemmProblem& p, int schedule, int bm, int bn) {
-  return p.n % bn == 0 && (schedule == kCooperative ? bm == 128 : bm == 64);
-}
 
 // The narrow tiles: bn 48 or 80 (m64n48/n80, valid s8 wgmma widths) where the last tile column
 // wastes at most 1/16 of N, with 64 rows per consumer, and as deep a ring as fits. (bn 112 was
@@ -137,11 +134,17 @@ bool wide_tile(const GemmProblem& p, int schedule, int bm, int bn) {
 // They exist for small and mid M, whose tiles are too few to fill 132 SMs: cuBLASLt's fp8
 // kernels (nvjet, ncu on the H200, session 13) run 2560 x 4096 at M = 256 as 128 tiles of
 // 64 x 80 with 11 stages (8.4 us against 10.0 for our 80 tiles of 128 x 64) and at M = 128 as
-// 96 tiles 56 wide with 14 stages.
+// 96 tiles named 56x64 with 14 stages.
 constexpr bool is_narrow(int bn) { return bn == 48 || bn == 80; }
-bool narrow_tile(const GemmProblem& p, int schedule, int bm, int bn) {
-  const int64_t padded = (p.n + bn - 1) / bn * bn;
-  return 16 * (padded - p.n) <= p.n && (schedule == kCooperative ? bm == 128 : bm == 64);
+
+// Whether c's width is offered for p: 64, 128 and 256 always; the wide and narrow ones with one
+// m64 instruction per consumer (64 rows: cooperative 128, ping-pong 64), the wide where they
+// divide N, the narrow where the last tile column wastes at most 1/16 of N.
+bool width_offered(const GemmProblem& p, const KernelConfig& c) {
+  if (!is_wide(c.bn) && !is_narrow(c.bn)) return true;
+  if (consumer_rows(c) != kWgM) return false;
+  const int64_t padded = (p.n + c.bn - 1) / c.bn * c.bn;
+  return is_wide(c.bn) ? padded == p.n : 16 * (padded - p.n) <= p.n;
 }
 
 // The stages that fit the target's shared memory, at most kMaxStages.
@@ -158,8 +161,8 @@ bool deep_shape(const KernelConfig& c) {
 }
 
 // Rules: cooperative bm 128 or 256 (two consumers of 64 or 128 rows) or ping-pong bm 64 or 128
-// (one consumer's rows); bn 64/128/256 not past the padded N, the wide tiles (wide_tile) and
-// the narrow ones (narrow_tile); at most 128 accumulators per consumer thread; bk = 128; as many
+// (one consumer's rows); bn 64/128/256 not past the padded N, the wide and narrow tiles where
+// width_offered says; at most 128 accumulators per consumer thread; bk = 128; as many
 // stages as fit (at most 8, the narrow tiles up to 16). At most 9 + 6 + 4 configs; then a cm2
 // variant of each clusters_pay shape among them, a deep-ring variant of each small ping-pong
 // tile (deep_shape) and at most 6 split-K variants of three of them (split_variants), last.
@@ -174,8 +177,6 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
       if (bn > n_pow2 || (schedule == kCooperative && bm == 64) || (schedule == kPingPong && bm == 256)) continue;
       // Cooperative 256x64: never within 5% of a tune's winner over 40 buckets (sessions 12-13).
       if (schedule == kCooperative && bm == 256 && bn == 64) continue;
-      if (is_wide(bn) && !wide_tile(p, schedule, bm, bn)) continue;
-      if (is_narrow(bn) && !narrow_tile(p, schedule, bm, bn)) continue;
       KernelConfig c;
       c.family = Family::wgmma_tma;
       c.schedule = schedule;
@@ -183,6 +184,7 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
       c.bn = bn;
       c.bk = kRowBytes;
       c.warpgroups = kConsumers;
+      if (!width_offered(p, c)) continue;
       c.stages = is_narrow(bn) ? fitting_stages(c, t) : std::min(kPlainStages, fitting_stages(c, t));
       if (!invalid_reason(p, c, t).empty()) continue;
       out.push_back(c);

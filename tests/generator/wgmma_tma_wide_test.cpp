@@ -1,7 +1,7 @@
-// The wgmma_tma family's wide tiles (generator/family_wgmma_tma.cpp, wide_tile): bn 96, 160, 192,
+// The wgmma_tma family's wide tiles (generator/family_wgmma_tma.cpp, width_offered): bn 96, 160, 192,
 // offered only where the width divides N, with 64 rows per consumer (cooperative 128, ping-pong
 // 64); refused by invalid_reason at every other width; the untuned default where they pay. And
-// the narrow ones (narrow_tile): bn 48, 80 where the last tile column wastes at most 1/16 of N,
+// the narrow ones: bn 48, 80 where the last tile column wastes at most 1/16 of N,
 // with rings as deep as fit.
 #include <gtest/gtest.h>
 
