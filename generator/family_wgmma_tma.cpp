@@ -1,7 +1,7 @@
 // The wgmma_tma family (templates/wgmma_tma.cuh): Hopper warpgroup MMAs on sm_90a fed by TMA,
 // one producer and two consumer warpgroups per block, a persistent grid of at most one block
 // per SM. Its candidates are tuned like any family's; the untuned default takes it on sm_90a
-// from M = 64 up (a ping-pong config by a rule measured on the H200, docs/wgmma_tma.md). Fields: bm, bn, bk (= 128), warpgroups
+// from M = 17 up (a tile by a rule measured on the H200, docs/wgmma_tma.md). Fields: bm, bn, bk (= 128), warpgroups
 // (= 2 consumers), stages, schedule (1 cooperative: the consumers split each tile; 2 ping-pong:
 // each consumer owns whole tiles in turn, so one's epilogue runs under the other's MMAs),
 // split_k (K slices of each tile walked as separate work units, reduced through a workspace).
@@ -243,12 +243,16 @@ int64_t units(const GemmProblem& p, const KernelConfig& c, int64_t m) {
   return ((tiles_m + c.cluster_m - 1) / c.cluster_m) * ((p.n + c.bn - 1) / c.bn) * c.split_k;
 }
 
-// The untuned default: one of those tiles, from M = 64 up, where K holds at least one
-// whole 128-byte box (smaller K was never run) and the tile count fits the kernel's 32-bit tile
-// arithmetic with room to spare. Never split: split configs lost at M = 128 on the H200
+// The untuned default: one of those tiles, from M = 17 up (above decode_mma's and mma_sync's
+// split-K defaults; with an x box of M rows, session 14, a tile costs at M = 32 what it costs at
+// 64, and the tunes of 2560 x 4096, 6144 x 4096 and 4096 x 14336 at M = 32 all picked this
+// family, against an untuned mma_sync 5-25% slower), where K holds at least one whole 128-byte
+// box (smaller K was never run) and the tile count fits the kernel's 32-bit tile arithmetic
+// with room to spare. Never split: split configs lost at M = 128 on the H200
 // (docs/wgmma_tma.md; I8GEMM_SPLIT_K can still ask). No cluster by default (not yet measured).
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target&, int64_t m) {
-  return m >= 64 && p.k >= kRowBytes && untuned_tile(c) != nullptr && c.split_k == 1 &&
+  constexpr int64_t kMinUntunedRows = 17;
+  return m >= kMinUntunedRows && p.k >= kRowBytes && untuned_tile(c) != nullptr && c.split_k == 1 &&
          c.cluster_m == 1 &&
          tiles(p, c, m) < (int64_t(1) << 30);
 }
@@ -313,7 +317,7 @@ const FamilyInfo& wgmma_tma_family() {
     f.name_fields = {ConfigField::warpgroups, ConfigField::stages, ConfigField::schedule, ConfigField::split_k};
     f.splits_k = true;
     f.optional_name_fields = {ConfigField::cluster_m};  // "_cm2"; no cluster leaves the names as they were
-    f.untuned_rank = 3;  // above mma_sync, where serves_untuned accepts (sm_90a, M >= 64)
+    f.untuned_rank = 3;  // above mma_sync, where serves_untuned accepts (sm_90a, M >= 17)
     f.serves_untuned = serves_untuned;
     f.unsupported = unsupported;
     f.candidates = candidates;

@@ -55,13 +55,14 @@ std::vector<int64_t> m_buckets(int64_t max_m);
 // can be resident at once (the SM count, or fewer where clusters do not tile the SMs).
 LaunchShape launch_shape(const KernelSpec& spec, int64_t m, int sm_count = 0);
 
-// Rows of the two TMA boxes a FamilyInfo::tma_operands kernel loads (each box is 128 bytes of
-// k wide): x's is bm; w's is bn / cluster_m, because each block of a cluster along M loads its
-// share of the w tile and multicasts it to every block of the cluster.
+// Rows of the two TMA boxes a FamilyInfo::tma_operands kernel loads over m rows (each box is 128
+// bytes of k wide): x's is bm, or m where m < bm (templates/wgmma_frag.h x_box_rows: the kernel
+// expects that many bytes); w's is bn / cluster_m, because each block of a cluster along M loads
+// its share of the w tile and multicasts it to every block of the cluster.
 struct TmaBoxRows {
   int x = 0, w = 0;
 };
-TmaBoxRows tma_box_rows(const KernelConfig& config);
+TmaBoxRows tma_box_rows(const KernelConfig& config, int64_t m);
 
 // Bytes of zeroed device workspace (I8gArgs::workspace) a launch over up to `m` rows needs:
 // 0 without split-K, else the family's layout (mma_sync: templates/mma_frag.h's arrival

@@ -6,6 +6,7 @@
 #include "generator/generator.hpp"
 #include "generator/rules.hpp"
 #include "templates/splitk.h"
+#include "templates/wgmma_frag.h"
 
 namespace i8g {
 
@@ -31,9 +32,9 @@ LaunchShape launch_shape(const KernelSpec& spec, int64_t m, int sm_count) {
   return family_info(spec.config.family).launch(spec, m, sm_count);
 }
 
-TmaBoxRows tma_box_rows(const KernelConfig& c) {
+TmaBoxRows tma_box_rows(const KernelConfig& c, int64_t m) {
   TmaBoxRows b;
-  b.x = c.bm;
+  b.x = wg::x_box_rows(c.bm, m);
   b.w = c.cluster_m > 1 ? c.bn / c.cluster_m : c.bn;
   return b;
 }

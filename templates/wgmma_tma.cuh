@@ -43,7 +43,9 @@
 // The tensor maps are encoded by the host for each launch (x: {K, M}, w: {K, N}, UINT8, 128B
 // swizzle, zero fill out of bounds) and passed by value as __grid_constant__ parameters. TMA
 // fills rows past M or N and bytes past K with zeros and always delivers whole boxes, so every
-// stage expects STAGE_BYTES and tails need no code here; the epilogue guards its stores.
+// stage expects STAGE_BYTES and tails need no code here; the epilogue guards its stores. Where
+// one row tile holds all of M, the x box has M rows instead (wgmma_frag.h's x_box_rows: TMA's
+// zero fill is slow) and a stage expects that many fewer bytes.
 #pragma once
 #include "epilogue.cuh"
 #include "splitk.cuh"
@@ -244,6 +246,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   const long long M = args.m;
   const long long N = N_ ? N_ : args.n;
   const long long K = K_ ? K_ : args.k;
+  const int X_ROWS = wg::x_box_rows(BM, M);  // the x map's box (operand_tensor_maps on the host)
   // Tile counts fit 32 bits (the host refuses M past 2^31 - 1; N and K are far smaller).
   const int tiles_m = int((M + BM - 1) / BM), tiles_n = int((N + BN - 1) / BN);
   const int ktiles = int((K + BK - 1) / BK);
@@ -322,7 +325,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
         // Each block expects all STAGE_BYTES on its own full barrier: its x box, its w share and
         // the other block's w share, whose bytes may land before this arrive (the barrier's tx
         // count then runs negative until it; the phase cannot complete without the arrive).
-        tma::mbar_arrive_expect_tx(full(stage), STAGE_BYTES);
+        tma::mbar_arrive_expect_tx(full(stage), STAGE_BYTES - (BM - X_ROWS) * BK);
         const unsigned dst = base + unsigned(stage) * STAGE_BYTES;
         tma::load_box(dst, &xmap, full(stage), kt * BK, x_row);
         if (CM > 1)

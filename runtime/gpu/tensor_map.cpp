@@ -31,7 +31,7 @@ CUtensorMap operand_tensor_map(const void* base, int64_t rows, int64_t k, int bo
 }
 
 OperandMaps operand_tensor_maps(const KernelSpec& spec, const I8gArgs& a) {
-  const TmaBoxRows box = tma_box_rows(spec.config);
+  const TmaBoxRows box = tma_box_rows(spec.config, a.m);
   OperandMaps m;
   m.x = operand_tensor_map(a.x, a.m, a.k, box.x);
   m.w = operand_tensor_map(a.w, a.n, a.k, box.w);

@@ -18,7 +18,7 @@ namespace i8g {
 CUtensorMap operand_tensor_map(const void* base, int64_t rows, int64_t k, int box_rows);
 
 // The two maps a launch of `spec` takes: x ({K, M}, a.m rows) and w ({K, N}), with the box rows
-// the kernel loads (tma_box_rows: x bm, w bn / cluster_m).
+// the kernel loads (tma_box_rows: x bm or M, w bn / cluster_m).
 struct OperandMaps {
   CUtensorMap x, w;
 };

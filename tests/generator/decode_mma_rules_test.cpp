@@ -373,8 +373,8 @@ TEST(DecodeMmaRules, TheUntunedDefaultTakesItUpToSixteenRowsOnSm90Only) {
       EXPECT_EQ(c.split_k, 1);
       EXPECT_TRUE(raced_at({p, c, h.arch}, m)) << "the default is one of the bucket's raced configs";
     }
-    EXPECT_EQ(heuristic_default(p, h, 17).family, Family::mma_sync) << p.key();
-    EXPECT_EQ(heuristic_default(p, h, 32).family, Family::mma_sync) << p.key();
+    EXPECT_EQ(heuristic_default(p, h, 17).family, Family::wgmma_tma) << p.key();
+    EXPECT_EQ(heuristic_default(p, h, 32).family, Family::wgmma_tma) << p.key();
     EXPECT_EQ(heuristic_default(p, h, 64).family, Family::wgmma_tma) << p.key();
   }
   for (const char* arch : {"sm_80", "sm_89", "sm_100", "sm_120"})

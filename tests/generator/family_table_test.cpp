@@ -198,7 +198,7 @@ TEST(FamilyTable, TheUntunedDefaultComesFromARankedFamily) {
 // Before the family table each cost model had its own blocks-per-SM count; these are the
 // defaults they chose (family:config at M = 1, 16, 256, 4096; the same for [K,N] weights),
 // unchanged now that the cost models count occupancy through core/occupancy.hpp. Since then
-// sm_90a's [N,K] problems take the TMA ping-pong family from M = 64 up (`nk`, where given),
+// sm_90a's [N,K] problems take the TMA family from M = 17 up (`nk`, where given),
 // its tile by the wave-count rule of family_wgmma_tma.cpp (768 x 4096 at M = 4096: one wave of
 // the wide 128 x 192 tile; at M = 256 the narrow 64 x 48, 2560 x 4096 the narrow 64 x 80), and 2560 x 4096 [N,K] takes decode_mma up to M = 16
 // (family_decode_mma.cpp, serves_untuned).

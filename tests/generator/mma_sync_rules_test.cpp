@@ -147,10 +147,10 @@ TEST(MmaSyncRules, HeuristicPrefersTensorCoresFromSm80AndFallsBack) {
     for (const GemmProblem& p : kTp4)
       for (int64_t m : {1, 16, 65, 256, 4096}) {
         const KernelConfig d = heuristic_default(p, t, m);
-        // sm_90a's [N,K] problems take the TMA ping-pong family from M = 64 up, and decode_mma up
+        // sm_90a's [N,K] problems take the TMA family from M = 17 up, and decode_mma up
         // to M = 16 where N >= 2112 and K >= 4096 (of these, 2560 x 4096).
         const bool h = std::string(arch) == "sm_90a", sm90 = h || std::string(arch) == "sm_90";
-        const Family want = h && m >= 64                                ? Family::wgmma_tma
+        const Family want = h && m >= 17                                ? Family::wgmma_tma
                             : sm90 && m <= 16 && p.n >= 2112 && p.k >= 4096 ? Family::decode_mma
                                                                         : Family::mma_sync;
         EXPECT_EQ(d.family, want) << p.key() << " m=" << m << " on " << arch;

@@ -35,13 +35,15 @@ KernelConfig valid_config() {  // 1 warpgroup, 2 x m64, bn 128, 4 stages
   return c;
 }
 
-// The untuned default takes the TMA ping-pong family on sm_90a for [N,K] weights from M = 64
-// up where K holds a whole 128-byte box; everywhere else the family before it.
-TEST(WgmmaRules, TheUntunedDefaultTakesTheTmaFamilyFromM64Up) {
+// The untuned default takes the TMA family on sm_90a for [N,K] weights from M = 17 up where K
+// holds a whole 128-byte box; everywhere else the family before it.
+TEST(WgmmaRules, TheUntunedDefaultTakesTheTmaFamilyFromM17Up) {
   const Target t = hopper(false);
   auto family = [&](const GemmProblem& p, int64_t m) { return heuristic_default(p, t, m).family; };
   for (const GemmProblem& p : kTp4) {
-    EXPECT_NE(family(p, 63), Family::wgmma_tma) << p.key();
+    EXPECT_NE(family(p, 16), Family::wgmma_tma) << p.key();
+    EXPECT_EQ(family(p, 17), Family::wgmma_tma) << p.key();
+    EXPECT_EQ(family(p, 32), Family::wgmma_tma) << p.key();
     EXPECT_EQ(family(p, 64), Family::wgmma_tma) << p.key();
     const KernelConfig c = heuristic_default(p, t, 1 << 20);
     EXPECT_EQ(c.schedule, 2) << "ping-pong: " << c;
@@ -346,14 +348,20 @@ TEST(WgmmaTmaClusters, LaunchShapeCountsClustersOfUnits) {
       }
 }
 
-// The tensor maps' boxes: x bm rows; w bn rows, or bn / 2 with 2x1 clusters (each block loads
-// half of the w tile and multicasts it). The half tile is a whole number of 128B swizzle atoms
-// (8 rows), so it lands on a 1024-byte boundary and the wgmma B descriptor is unchanged.
+// The tensor maps' boxes: x bm rows (M where one row tile holds M: no zero-filled rows); w bn
+// rows, or bn / 2 with 2x1 clusters (each block loads half of the w tile and multicasts it). The
+// half tile is a whole number of 128B swizzle atoms (8 rows), so it lands on a 1024-byte
+// boundary and the wgmma B descriptor is unchanged.
 TEST(WgmmaTmaClusters, BoxRowsFollowTheConfig) {
   for (const GemmProblem& p : kTp4)
     for (const KernelConfig& c : tma_of(p)) {
-      const TmaBoxRows b = tma_box_rows(c);
+      const TmaBoxRows b = tma_box_rows(c, 4096);
       EXPECT_EQ(b.x, c.bm) << c;
+      EXPECT_EQ(tma_box_rows(c, c.bm).x, c.bm) << c;
+      EXPECT_EQ(tma_box_rows(c, c.bm + 1).x, c.bm) << c << ": a partial last row tile still fills";
+      EXPECT_EQ(tma_box_rows(c, 1).x, 1) << c;
+      EXPECT_EQ(tma_box_rows(c, 33).x, std::min(33, c.bm)) << c;
+      EXPECT_EQ(tma_box_rows(c, 1).w, b.w) << c;
       EXPECT_EQ(b.w, c.bn / c.cluster_m) << c;
       EXPECT_EQ(b.w * 128 % 1024, 0) << c;
       EXPECT_LE(b.x, 256);

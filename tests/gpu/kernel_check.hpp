@@ -17,6 +17,24 @@
 
 namespace i8g::gputest {
 
+// A split-K instance's arrival counters after its launches over m rows: each tile's counter
+// block (templates/splitk.h; wgmma_tma's cooperative halves count in words 0 and 1) must be back
+// at zero; "" when it is, or the first that is not. Tiles, not the grid (wgmma_tma's grid is
+// persistent).
+inline std::string counters_left(const KernelInstance& k, int64_t m) {
+  const KernelConfig& c = k.spec().config;
+  if (c.split_k == 1) return {};
+  std::vector<int32_t> words(k.workspace().bytes() / 4);
+  k.workspace().download(words.data(), k.workspace().bytes());
+  const int64_t tiles = ((m + c.bm - 1) / c.bm) * ((k.spec().problem.n + c.bn - 1) / c.bn);
+  const size_t block = size_t(splitk::tile_words(c.split_k, c.bm, c.bn));
+  for (int64_t t = 0; t < tiles; ++t)
+    for (size_t w = 0; w < size_t(splitk::kCounterWords); ++w)
+      if (words.at(size_t(t) * block + w) != 0)
+        return fmt::format("counter word {} of tile {} is {} after the launch", w, t, words[size_t(t) * block + w]);
+  return {};
+}
+
 class KernelCheckTest : public GpuTest {
  protected:
   void SetUp() override {
@@ -35,21 +53,6 @@ class KernelCheckTest : public GpuTest {
     for (const KernelConfig& c : candidates(p, target_))
       if (c.family == family) out.push_back({p, c, target_.arch});
     return out;
-  }
-  // A split-K instance's arrival counters after its launches over m rows: each tile's counter
-  // block (templates/splitk.h) must be back at zero; "" when it is, or the first that is not.
-  static std::string counters_left(const KernelInstance& k, int64_t m) {
-    const KernelConfig& c = k.spec().config;
-    if (c.split_k == 1) return {};
-    std::vector<int32_t> words(k.workspace().bytes() / 4);
-    k.workspace().download(words.data(), k.workspace().bytes());
-    const int64_t tiles = ((m + c.bm - 1) / c.bm) * ((k.spec().problem.n + c.bn - 1) / c.bn);
-    const size_t block = size_t(splitk::tile_words(c.split_k, c.bm, c.bn));
-    for (int64_t t = 0; t < tiles; ++t)
-      for (size_t w = 0; w < size_t(splitk::kCounterWords); ++w)
-        if (words.at(size_t(t) * block + w) != 0)
-          return fmt::format("counter word {} of tile {} is {} after the launch", w, t, words[size_t(t) * block + w]);
-    return {};
   }
   // Random operands over m rows and their CPU reference, made once and shared by every spec
   // checked at that M (the reference dominated these tests' time when each spec made its own).

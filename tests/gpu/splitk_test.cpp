@@ -15,6 +15,7 @@
 #include "runtime/capi/capi_args.hpp"
 #include "runtime/serve/engine.hpp"
 #include "tests/gpu/gpu_support.hpp"
+#include "tests/gpu/kernel_check.hpp"
 
 namespace i8g::gputest {
 namespace {
@@ -160,16 +161,8 @@ TEST_F(SplitK, EveryCandidateOfATp4ShapeIsExact) {
         EXPECT_TRUE(r.empty()) << spec.name() << " M=" << m << " launch " << rep << ": " << r;
         ++ran;
       }
-      // Every tile's counter block (templates/splitk.h; wgmma_tma's cooperative halves count
-      // in words 0 and 1) is back at zero. Tiles, not the grid: wgmma_tma's grid is persistent.
-      std::vector<int32_t> words(k.workspace().bytes() / 4);
-      k.workspace().download(words.data(), k.workspace().bytes());
-      const KernelConfig& sc = spec.config;
-      const size_t tiles = size_t((m + sc.bm - 1) / sc.bm) * size_t((gp.n + sc.bn - 1) / sc.bn);
-      const size_t block = size_t(splitk::tile_words(sc.split_k, sc.bm, sc.bn));
-      for (size_t t = 0; t < tiles; ++t)
-        for (size_t w = 0; w < size_t(splitk::kCounterWords); ++w)
-          ASSERT_EQ(words[t * block + w], 0) << spec.name() << ": counter word " << w << " of tile " << t;
+      const std::string left = counters_left(k, m);
+      ASSERT_TRUE(left.empty()) << spec.name() << ": " << left;
     }
   }
   std::printf("[ figure ] split-K candidates of %s: %d launches exact\n", describe(p).c_str(), ran);
