@@ -151,7 +151,7 @@ KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m,
 }
 
 // The family of the highest untuned rank that has a candidate it serves untuned at this M: the
-// Hopper TMA family from M = 64 up on sm_90a, other tensor cores where the problem allows them,
+// Hopper TMA family from M = 17 up on sm_90a, other tensor cores where the problem allows them,
 // the reference family everywhere else, never an experimental family (rank 0).
 KernelConfig heuristic_default(const GemmProblem& p, const Target& t, int64_t m) {
   std::vector<const FamilyInfo*> ranked;
