@@ -1,10 +1,11 @@
 // The wgmma_tma family (templates/wgmma_tma.cuh): Hopper warpgroup MMAs on sm_90a fed by TMA,
 // one producer and two consumer warpgroups per block, a persistent grid of at most one block
 // per SM. Its candidates are tuned like any family's; the untuned default takes it on sm_90a
-// from M = 17 up (a tile by a rule measured on the H200, docs/wgmma_tma.md). Fields: bm, bn, bk (= 128), warpgroups
-// (= 2 consumers), stages, schedule (1 cooperative: the consumers split each tile; 2 ping-pong:
-// each consumer owns whole tiles in turn, so one's epilogue runs under the other's MMAs),
-// split_k (K slices of each tile walked as separate work units, reduced through a workspace).
+// from M = 17 up (a tile by a rule measured on the H200, docs/wgmma_tma.md). Fields: bm, bn,
+// bk (= 128), warpgroups (= 2 consumers), stages, schedule (1 cooperative: the consumers split
+// each tile; 2 ping-pong: each consumer owns whole tiles in turn, so one's epilogue runs under
+// the other's MMAs), split_k (K slices of each tile walked as separate work units, reduced
+// through a workspace).
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -98,9 +98,9 @@ I8G_WG_HD constexpr int stage_bytes(int bm, int bn) { return (bm + bn) * kRowByt
 // Rows of the x box over m rows: bm, or m where one row tile holds all of them. A box reaching
 // past M gets its missing rows zero-filled by TMA, which the H200 does slowly (ping-pong 64x48
 // on 2560 x 4096: 9.60 us at M = 1, 8.24 at 32, 7.03 at 64; with the box of M rows 7.17, 7.51
-// and 7.10, session 14 calls 1 and 2); with a box of m rows the A tile's other
-// rows keep whatever shared memory held, and feed only output rows >= M, never stored. A last
-// row tile that is partial still fills (a box is per tensor map, not per tile).
+// and 7.10, session 14 calls 1 and 2). With a box of m rows the A tile's other rows keep
+// whatever shared memory held and feed only output rows >= M, never stored. A partial last row
+// tile still fills (a box is per tensor map, not per tile).
 I8G_WG_HD constexpr int x_box_rows(int bm, long long m) { return m >= bm ? bm : m < 1 ? 1 : int(m); }
 
 // --- persistent tile order --------------------------------------------------------------------
