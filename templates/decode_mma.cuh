@@ -5,8 +5,9 @@
 // block of WK warps owns a BN x BM output tile and one split-K slice of K (grid z); its warps
 // take the slice's BK-byte chunks in turn (warp w: chunks w, w + WK, ...), so together they
 // sweep each weight row front to back. Each lane loads 16-byte pieces straight into registers:
-// the weight with ld.global.nc.L1::no_allocate (read once, keep it out of L1), the activations
-// with ld.global.nc (tiny, re-read by every block: L1 and L2 serve them). A ring of STAGES
+// the weight with ld.global.nc.L1::no_allocate.L2::256B (read once, keep it out of L1, fetch
+// whole 256-byte blocks into L2), the activations with ld.global.nc (tiny, re-read by every
+// block: L1 and L2 serve them). A ring of STAGES
 // chunks per warp keeps STAGES * BN * BK bytes of weight in flight per warp while it multiplies
 // the oldest one; no shared memory and no barrier in the main loop.
 //
@@ -30,10 +31,13 @@
 namespace i8g {
 namespace dec {
 
-// 16 bytes of the weight: read once, so not allocated in L1.
+// 16 bytes of the weight: read once, so not allocated in L1; L2 fetches the 256 bytes around
+// them from memory at once (.L2::256B). A warp's load covers 8 rows x 64 bytes, and the hint
+// was worth 3-7% of a pure weight stream in this pattern on the H200 (bench/stream_patterns.cu,
+// docs/decode_mma.md "Measured … session 15").
 __device__ __forceinline__ int4 load_weight(const signed char* p) {
   int4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];\n"
+  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p));
   return v;

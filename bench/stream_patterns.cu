@@ -1,0 +1,217 @@
+// Weight-stream access patterns (a measurement program, not part of i8gemm; issue 13): how fast
+// can a kernel read an [N, K] int8 weight once when each block owns 16 rows, as decode_mma's
+// blocks do, against a flat grid-stride read of the same bytes (bench/ceiling.cu's pattern)?
+// Every kernel only loads and XORs; no math, no output but one guarded word. Graph replay of
+// launches rotated over buffers past L2, median of 20 samples per launch.
+//   build/bench/stream_patterns [NxK ...]   (built with i8gemm_peers where nvcc is found)
+// Patterns (a warp's chunk is 16 rows x BK bytes of k; warp w of a block takes chunks w, w + WK,
+// ... of its rows, S chunks in flight per warp, as in templates/decode_mma.cuh):
+//   frag    lane (g, t) loads rows g and g + 8, 16 bytes at k = 16t + 64u (decode_mma's loads:
+//           one instruction covers 8 rows x 64 bytes)
+//   frag256 the same with the .L2::256B prefetch hint
+//   rowwise one instruction covers 2 rows x 256 bytes (lane l: row 2i + l / 16, k = 16 (l % 16))
+//   packed  the 16 rows of a block stored tile by tile, so a warp's chunk is 16 x BK contiguous
+//           bytes and one instruction covers 512 of them (a pre-packed weight)
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#define CK(x)                                                                  \
+  do {                                                                         \
+    cudaError_t e = (x);                                                       \
+    if (e != cudaSuccess) {                                                    \
+      std::printf("CUDA %s at line %d\n", cudaGetErrorString(e), __LINE__);    \
+      std::exit(1);                                                            \
+    }                                                                          \
+  } while (0)
+
+enum Pattern { kFrag = 0, kFrag256 = 1, kRowwise = 2, kPacked = 3 };
+static const char* kNames[] = {"frag", "frag256", "rowwise", "packed"};
+
+__global__ void flat(const int4* __restrict__ p, size_t n16, int* out) {
+  int acc = 0;
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x, s = (size_t)gridDim.x * blockDim.x;
+#pragma unroll 4
+  for (; i < n16; i += s) {
+    int4 v = __ldg(p + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x7fffffff) out[0] = acc;
+}
+
+__device__ __forceinline__ int4 ld_stream(const signed char* p) {
+  int4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+__device__ __forceinline__ int4 ld_stream256(const signed char* p) {
+  int4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+// One block: 16 rows [16 b, 16 b + 16) over K slice blockIdx.y of SK; WK warps; chunks of BK bytes.
+template <int P, int WK, int BK, int S, int SK>
+__global__ void __launch_bounds__(32 * WK) rows16(const signed char* __restrict__ w, long long K, int* out) {
+  constexpr int L = 16 * BK / 512;  // 16-byte loads per lane per chunk
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const long long chunks = K / BK, per = (chunks + SK - 1) / SK;
+  const long long c0 = per * blockIdx.y, c1 = min(chunks, c0 + per);
+  const signed char* base = w + (long long)blockIdx.x * 16 * K;
+  auto addr = [&](long long c, int i) -> const signed char* {
+    const long long kb = c * BK;
+    if (P == kPacked) return base + kb * 16 + i * 512 + lane * 16;
+    if (P == kRowwise) {
+      constexpr int PER_ROW = BK / 256 > 0 ? BK / 256 : 1;  // instructions per row pair
+      const int pair = i / PER_ROW, part = i % PER_ROW;
+      return base + (2 * pair + (lane >> 4)) * K + kb + part * 256 + 16 * (lane & 15);
+    }
+    const int u = i >> 1, h = i & 1;  // frag: 64-byte step u, row half h
+    return base + (g + 8 * h) * K + kb + 64 * u + 16 * t;
+  };
+  int4 ring[S][L];
+  int acc = 0;
+  auto load = [&](int4(&r)[L], long long c) {
+#pragma unroll
+    for (int i = 0; i < L; ++i) r[i] = P == kFrag256 ? ld_stream256(addr(c, i)) : ld_stream(addr(c, i));
+  };
+  auto use = [&](const int4(&r)[L]) {
+#pragma unroll
+    for (int i = 0; i < L; ++i) acc ^= r[i].x ^ r[i].y ^ r[i].z ^ r[i].w;
+  };
+  const long long first = c0 + warp;
+  const int iters = first < c1 ? int((c1 - first + WK - 1) / WK) : 0;
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s)
+    if (s < iters) load(ring[s], first + (long long)s * WK);
+  for (int i0 = 0; i0 < iters; i0 += S) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      const int i = i0 + s;
+      if (i < iters) {
+        if (i + S - 1 < iters) load(ring[(s + S - 1) % S], first + (long long)(i + S - 1) * WK);
+        use(ring[s]);
+      }
+    }
+  }
+  if (acc == 0x7fffffff) out[0] = acc;
+}
+
+struct Run {
+  std::string name;
+  double us;
+};
+
+template <typename F>
+double time_graph(F launch, int nb, cudaStream_t st) {
+  const int reps = std::max(20, nb);
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+  for (int r = 0; r < reps; ++r) launch(r % nb);
+  CK(cudaStreamEndCapture(st, &g));
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  for (int w = 0; w < 3; ++w) CK(cudaGraphLaunch(ge, st));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  std::vector<float> ts;
+  for (int s = 0; s < 20; ++s) {
+    CK(cudaEventRecord(e0, st));
+    CK(cudaGraphLaunch(ge, st));
+    CK(cudaEventRecord(e1, st));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    ts.push_back(ms * 1e3f / reps);
+  }
+  std::sort(ts.begin(), ts.end());
+  CK(cudaGraphExecDestroy(ge));
+  CK(cudaGraphDestroy(g));
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  return ts[ts.size() / 2];
+}
+
+template <int P, int WK, int BK, int S, int SK>
+void add(std::vector<Run>& runs, const std::vector<signed char*>& bufs, long long N, long long K, int* o,
+         cudaStream_t st) {
+  if (N % 16 || K % (BK * SK)) return;
+  const dim3 grid(unsigned(N / 16), SK);
+  const double us = time_graph(
+      [&](int b) { rows16<P, WK, BK, S, SK><<<grid, 32 * WK, 0, st>>>(bufs[b], K, o); }, int(bufs.size()), st);
+  CK(cudaGetLastError());
+  char name[96];
+  std::snprintf(name, sizeof name, "%s_wk%d_bk%d_s%d_sk%d", kNames[P], WK, BK, S, SK);
+  runs.push_back({name, us});
+}
+
+template <int P>
+void patterns(std::vector<Run>& runs, const std::vector<signed char*>& bufs, long long N, long long K, int* o,
+              cudaStream_t st) {
+  add<P, 4, 256, 2, 1>(runs, bufs, N, K, o, st);  // decode_mma's M = 1 winner's shape
+  add<P, 8, 256, 2, 1>(runs, bufs, N, K, o, st);
+  add<P, 4, 256, 3, 1>(runs, bufs, N, K, o, st);
+  add<P, 4, 256, 4, 1>(runs, bufs, N, K, o, st);
+  add<P, 4, 512, 2, 1>(runs, bufs, N, K, o, st);
+  add<P, 4, 256, 2, 2>(runs, bufs, N, K, o, st);
+  add<P, 8, 256, 4, 1>(runs, bufs, N, K, o, st);
+}
+
+int main(int argc, char** argv) {
+  std::vector<std::pair<long long, long long>> shapes = {{2560, 4096}, {6144, 4096}, {4096, 14336}, {8192, 8192},
+                                                         {28672, 4096}};
+  if (argc > 1) {
+    shapes.clear();
+    for (int i = 1; i < argc; ++i) {
+      long long n, k;
+      if (std::sscanf(argv[i], "%lldx%lld", &n, &k) != 2) {
+        std::printf("bad shape %s (want NxK)\n", argv[i]);
+        return 2;
+      }
+      shapes.push_back({n, k});
+    }
+  }
+  int sms;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  int* o;
+  CK(cudaMalloc(&o, 4));
+  cudaStream_t st;
+  CK(cudaStreamCreate(&st));
+  std::printf("shape,pattern,us,TBps,vs_flat\n");
+  for (auto [N, K] : shapes) {
+    const size_t bytes = size_t(N * K);
+    const int nb = int(std::max<size_t>(2, std::min<size_t>(64, (512ull << 20) / bytes + 1)));
+    std::vector<signed char*> bufs(nb);
+    for (auto& b : bufs) {
+      CK(cudaMalloc(&b, bytes));
+      CK(cudaMemset(b, 1, bytes));
+    }
+    std::vector<Run> runs;
+    double best_flat = 1e30;
+    for (int bps : {1, 2, 4, 8})
+      for (int thr : {256, 512, 1024}) {
+        if (bps * thr > 2048) continue;
+        const double us = time_graph(
+            [&](int b) { flat<<<sms * bps, thr, 0, st>>>((const int4*)bufs[b], bytes / 16, o); }, nb, st);
+        best_flat = std::min(best_flat, us);
+      }
+    runs.push_back({"flat_best", best_flat});
+    patterns<kFrag>(runs, bufs, N, K, o, st);
+    patterns<kFrag256>(runs, bufs, N, K, o, st);
+    patterns<kRowwise>(runs, bufs, N, K, o, st);
+    patterns<kPacked>(runs, bufs, N, K, o, st);
+    for (const Run& r : runs)
+      std::printf("%lldx%lld,%s,%.2f,%.3f,%.3f\n", N, K, r.name.c_str(), r.us, bytes / r.us / 1e6, r.us / best_flat);
+    for (auto& b : bufs) CK(cudaFree(b));
+  }
+  return 0;
+}
