@@ -3,7 +3,9 @@
 // the 8-column one), 16-byte loads straight into a per-warp register ring, warps_k warps per
 // block sweeping the block's K slice in turn, split-K across blocks reduced in the kernel.
 // Fields: bm (tokens per block: 8..64), bn (weight rows per block: 16, 32, 64), bk (bytes of k
-// per warp and chunk: 64, 128, 256), warps_k, stages (chunks in flight per warp), split_k.
+// per warp and chunk: 64, 128, 256), warps_k, stages (chunks in flight per warp), split_k, and
+// schedule (named only where it is 1): 0 stages the chunks in registers, 1 in a shared-memory
+// ring fed by cp.async with whole row pieces per copy (decode_frag.h).
 // A tune races it only in the M bucket whose rows one bm tile holds with the least padding
 // (races_at); untuned, it serves M <= 16 on sm_90 (serves_untuned). docs/decode_mma.md.
 #include <fmt/format.h>
@@ -20,18 +22,26 @@ namespace {
 constexpr int kMaxRows = 64;          // the largest bm: the M this family is for
 constexpr int kRegisterCap = 232;     // estimated registers per thread a candidate may need
 constexpr int kRegisterGoal = 168;    // bk is the largest whose ring keeps the estimate below this
+constexpr int kSharedRing = 1;        // schedule: the chunks staged in shared memory
+constexpr int kRingStages = 3;        // chunks in flight per warp in a shared-memory ring
+constexpr int kRingSmemGoal = 96 * 1024;  // a block's ring leaves room for two blocks per SM
 
 int threads(const KernelConfig& c) { return 32 * c.warps_k; }
 // The warps' int32 tiles, met in shared memory after the main loop (decode_frag.h).
-int dynamic_smem(const KernelConfig& c) { return c.warps_k * dec::red_words(c.bm, c.bn) * 4; }
+// With schedule 1, each warp's ring of stages chunks after them.
+int dynamic_smem(const KernelConfig& c) {
+  const int ring = c.schedule == kSharedRing ? dec::ring_warp_bytes(c.bm, c.bn, c.bk, c.stages) : 0;
+  return c.warps_k * (dec::red_words(c.bm, c.bn) * 4 + ring);
+}
 
-// The ring (per stage and 64 bytes of k: two int4 loads per 16 weight rows, one per 8 tokens),
-// the accumulators, the reduced tile's int4s, and ~48 for row pointers, loop state and the
-// epilogue's operands.
+// The ring (per stage and 64 bytes of k: two int4 loads per 16 weight rows, one per 8 tokens;
+// one chunk's fragments where the ring is in shared memory), the accumulators, the reduced
+// tile's int4s, and ~48 for row pointers, loop state and the epilogue's operands.
 int registers(const KernelConfig& c) {
   const int rt = c.bn / dec::kRows, nt = c.bm / dec::kCols, u = c.bk / dec::kStep;
   const int group_words = c.warps_k > 0 ? 4 * dec::group_vectors(c.bm, c.bn, threads(c)) : 0;
-  return c.stages * u * (8 * rt + 4 * nt) + 4 * rt * nt + group_words + 48;
+  const int held = c.schedule == kSharedRing ? 1 : c.stages;
+  return held * u * (8 * rt + 4 * nt) + 4 * rt * nt + group_words + 48;
 }
 
 // The smallest bm whose one row tile holds m rows: the tile a bucket bounded by m runs.
@@ -68,6 +78,10 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
   if (c.bk != 64 && c.bk != 128 && c.bk != 256) return fmt::format("bk={} (need 64, 128 or 256 bytes)", c.bk);
   if (c.warps_k < 1 || c.warps_k > 8) return fmt::format("warps_k={} (need 1 to 8)", c.warps_k);
   if (c.stages < 1 || c.stages > 4) return fmt::format("{} stages (need 1 to 4 chunks in flight)", c.stages);
+  if (c.schedule != 0 && c.schedule != kSharedRing)
+    return fmt::format("schedule={} (need 0, chunks in registers, or 1, a shared-memory ring)", c.schedule);
+  if (c.schedule == kSharedRing && c.bk != 128 && c.bk != 256)
+    return fmt::format("bk={} with a shared-memory ring (its copies cover rows of 128 or 256 bytes)", c.bk);
   const int smem = dynamic_smem(c);
   if (smem > t.smem_per_block_optin)
     return fmt::format("{} bytes of shared memory above the target's {} per block", smem, t.smem_per_block_optin);
@@ -90,10 +104,24 @@ std::vector<int> split_choices(const GemmProblem& p, const KernelConfig& c, cons
   });
 }
 
+// The shared-memory ring twin of a register config: kRingStages chunks of 256 bytes of k, or of
+// 128 where 256 would take more than kRingSmemGoal; bk = 0 where neither fits.
+KernelConfig shared_ring(KernelConfig c) {
+  c.schedule = kSharedRing;
+  c.stages = kRingStages;
+  for (int bk : {256, 128}) {
+    c.bk = bk;
+    if (dynamic_smem(c) <= kRingSmemGoal) return c;
+  }
+  c.bk = 0;
+  return c;
+}
+
 // Rules: bm in {8, 16, 32, 64} (a tune races each in its own M bucket), bn in {16, 32, 64} not
 // past the padded N, 4 or 8 warps, two chunks in flight per warp, bk the largest of 256, 128, 64
-// whose ring keeps the register estimate under kRegisterGoal (else 64, if under the cap).
-// Then up to two split-K variants of each (split_choices). At most 22 + 44 configs.
+// whose ring keeps the register estimate under kRegisterGoal (else 64, if under the cap); and
+// the shared-memory ring twin of each (shared_ring). Then up to two split-K variants of each
+// (split_choices). At most 44 + 88 configs.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 16;
@@ -113,11 +141,14 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
           if (registers(c) <= kRegisterGoal) break;
         }
         if (!invalid_reason(p, c, t).empty()) continue;
-        out.push_back(c);
-        for (int s : split_choices(p, c, t)) {
-          KernelConfig sc = c;
-          sc.split_k = s;
-          if (invalid_reason(p, sc, t).empty()) out.push_back(sc);
+        for (const KernelConfig& v : {c, shared_ring(c)}) {
+          if (v.bk == 0 || !invalid_reason(p, v, t).empty()) continue;
+          out.push_back(v);
+          for (int s : split_choices(p, v, t)) {
+            KernelConfig sc = v;
+            sc.split_k = s;
+            if (invalid_reason(p, sc, t).empty()) out.push_back(sc);
+          }
         }
       }
   return out;
@@ -137,7 +168,9 @@ double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_
   const double bytes = double(c.bn) * k_slice;
   const double partial = c.split_k > 1 ? 8.0 * c.bm * c.bn : 0.0;
   const double padding = double(c.bm) / dec::kCols * c.bn * k_slice / 64.0;
-  return waves * (bytes + partial + padding) * (c.bm == row_tile(m) ? 1.0 : 2.0);
+  // A shared-memory ring ranks just after its register twin until the H200 has ranked them.
+  const double ring = c.schedule == kSharedRing ? 1.01 : 1.0;
+  return waves * (bytes + partial + padding) * (c.bm == row_tile(m) ? 1.0 : 2.0) * ring;
 }
 
 // A tune races a config only in the bucket its bm serves: bm = the smallest tile that holds the
@@ -146,22 +179,32 @@ double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_
 bool races_at(const KernelSpec& spec, int64_t m) { return m <= kMaxRows && spec.config.bm == row_tile(m); }
 
 // The untuned default up to M = 16, on sm_90 and in the regime it was measured in (N of 2560 to
-// 28672, K of 4096 and 14336: one row of 16-wide column tiles fills the SMs, K long): the tile
-// the tunes picked on the H200 (2026-12-01, docs/decode_mma.md: racing every family, decode_mma
-// won M = 1 and 16 on two target shapes, 8-24% ahead of the best mma_sync; racing cuBLASLt, on
-// all four): 16 weight rows per block, no split, bm 8 with 4 warps up to M = 8 (the M = 1
-// winner of all four), bm 16 with 8 warps above (two of the four M = 16 winners). Smaller N or K
-// keep mma_sync's split-K default, which that measurement did not cover.
+// 28672, K of 4096 and 14336: one row of 16-wide column tiles fills the SMs, K long): 16 weight
+// rows per block, 4 warps, no split; bm 8 up to M = 8, bm 16 above (docs/decode_mma.md). Where
+// the chunks wait (prefers_shared_ring), as the H200 ranked them in session 15 (call 3, the same
+// tiles side by side): bm 16 in the shared-memory ring on all five target shapes (0.89-0.95x
+// the register ring's time); bm 8 in the shared ring where its column tiles fit in one wave of
+// the ring's resident blocks (2560, 4096 and 6144 rows: 0.92-0.98x), else in registers, whose
+// smaller blocks fit more per SM (8192 and 28672 rows: the shared ring 1.02-1.03x). Smaller N or
+// K keep mma_sync's split-K default, which those measurements did not cover.
+bool prefers_shared_ring(const GemmProblem& p, const KernelConfig& c, const Target& t) {
+  if (c.bm > dec::kCols) return true;
+  const KernelConfig ring = shared_ring(c);
+  return ring.bk > 0 && (p.n + c.bn - 1) / c.bn <= int64_t(t.sm_count) * blocks_per_sm(ring, t);
+}
+
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
   constexpr int64_t kMaxUntunedRows = 16, kMinK = 4096;
   return t.sm == 90 && m <= kMaxUntunedRows && p.n >= int64_t(c.bn) * t.sm_count && p.k >= kMinK &&
-         c.bm == row_tile(m) && c.bn == 16 && c.split_k == 1 && c.warps_k == (c.bm == dec::kCols ? 4 : 8);
+         c.bm == row_tile(m) && c.bn == 16 && c.split_k == 1 && c.warps_k == 4 &&
+         (c.schedule == kSharedRing) == prefers_shared_ring(p, c, t);
 }
 
 std::vector<TemplateArg> template_args(const KernelSpec& s) {
   const KernelConfig& c = s.config;
   std::vector<TemplateArg> a = {{"BM", c.bm},           {"BN", c.bn},         {"BK", c.bk},
-                                {"WK", c.warps_k},      {"STAGES", c.stages}, {"SPLIT_K", c.split_k}};
+                                {"WK", c.warps_k},      {"STAGES", c.stages}, {"RING", c.schedule},
+                                {"SPLIT_K", c.split_k}};
   for (const TemplateArg& x : problem_template_args(s.problem, false)) a.push_back(x);
   return a;
 }
@@ -176,6 +219,7 @@ const FamilyInfo& decode_mma_family() {
     f.header = "decode_mma.cuh";
     f.kernel = "i8g::decode_mma_kernel";
     f.name_fields = {ConfigField::warps_k, ConfigField::stages, ConfigField::split_k};
+    f.optional_name_fields = {ConfigField::schedule};  // "_sc1": the shared-memory ring
     f.splits_k = true;
     f.untuned_rank = 4;  // above wgmma_tma and mma_sync, where serves_untuned accepts (sm_90, M <= 16)
     f.serves_untuned = serves_untuned;

@@ -62,7 +62,8 @@ struct KernelConfig {
   int split_k = 1;                    // K slices combined in the epilogue
   int vec = 16;                       // bytes per global load of x and w (16, 8, 4, 2 or 1)
   int schedule = 0;                   // wgmma_tma: 1 cooperative (the consumer warpgroups split each
-                                      // tile), 2 ping-pong (each owns whole tiles, in turn)
+                                      // tile), 2 ping-pong (each owns whole tiles, in turn);
+                                      // decode_mma: 0 chunks in registers, 1 a shared-memory ring
   int cluster_m = 1;                  // wgmma_tma: blocks per thread-block cluster along M (2: a
                                       // pair of M tiles shares each w tile, loaded once by TMA
                                       // multicast); names carry it only where it is not 1

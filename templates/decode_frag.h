@@ -39,6 +39,33 @@ I8G_DEC_HD constexpr int x_row(int j, int lane) { return kCols * j + lane / 4; }
 // k (inside a chunk of BK bytes) of a lane's load u (one per 64 bytes).
 I8G_DEC_HD constexpr int load_k(int u, int lane) { return kStep * u + kLoad * (lane % 4); }
 
+// --- the shared-memory ring (RING = 1) ---------------------------------------------------------
+// Instead of registers, a warp may stage its chunks in a ring of STAGES slots in shared memory
+// (cp.async), so that each copy instruction covers whole row pieces: lane l copies 16 bytes at
+// unit copy_unit of row copy_row, BK / 16 lanes per row, i.e. 2 rows x 256 bytes (BK 256) or
+// 4 x 128 (BK 128) per instruction, where the register loads above cover 8 rows x 64 bytes (the
+// H200 streamed the former 0.95-1.05x a flat read, the latter 1.08-1.21x: bench/stream_patterns.cu).
+// A slot holds BN weight rows, then BM activation rows, BK bytes each; the fragments are then
+// read from it with the same rows and k as the register loads (w_row, x_row, load_k), so
+// everything after the loads is unchanged. 16-byte units are swizzled by row parity: the 8 lanes
+// of a quarter warp read rows g, g + 1 (t = 0..3) and hit 8 distinct bank groups.
+I8G_DEC_HD constexpr int ring_slot_bytes(int bm, int bn, int bk) { return (bm + bn) * bk; }
+I8G_DEC_HD constexpr int ring_warp_bytes(int bm, int bn, int bk, int stages) {
+  return stages * ring_slot_bytes(bm, bn, bk);
+}
+// Byte offset in a slot of the 16-byte unit `unit` (k = 16 * unit) of slot row `row`.
+I8G_DEC_HD constexpr int ring_offset(int row, int unit, int bk) {
+  return row * bk + kLoad * (unit ^ ((row & 1) << 2));
+}
+I8G_DEC_HD constexpr int copy_lanes_per_row(int bk) { return bk / kLoad; }
+I8G_DEC_HD constexpr int copy_rows_per_op(int bk) { return 32 / copy_lanes_per_row(bk); }
+// Copy instructions per chunk, and the slot row / unit lane `lane` copies in instruction `op`.
+I8G_DEC_HD constexpr int copy_ops(int bm, int bn, int bk) { return (bm + bn) / copy_rows_per_op(bk); }
+I8G_DEC_HD constexpr int copy_row(int op, int lane, int bk) {
+  return op * copy_rows_per_op(bk) + lane / copy_lanes_per_row(bk);
+}
+I8G_DEC_HD constexpr int copy_unit(int lane, int bk) { return lane % copy_lanes_per_row(bk); }
+
 // --- fragments --------------------------------------------------------------------------------
 // A register `reg` (0..3) of step s: which load (h: row g or g + 8) and which 32-bit word of it.
 I8G_DEC_HD constexpr int a_load(int reg) { return reg & 1; }

@@ -27,6 +27,7 @@
 #include "epilogue.cuh"
 #include "mma_s8.cuh"
 #include "splitk.cuh"
+#include "tile_copy.cuh"
 
 namespace i8g {
 namespace dec {
@@ -50,6 +51,17 @@ __device__ __forceinline__ int4 load_act(const signed char* p) {
                : "l"(p));
   return v;
 }
+// 16 bytes of the weight into the shared-memory ring (cp_async_16 with the same .L2::256B hint),
+// or 16 zero bytes when !in.
+__device__ __forceinline__ void cp_async_16_l2_256(unsigned dst, const void* src, bool in) {
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(in ? 16 : 0)
+               : "memory");
+}
+__device__ __forceinline__ int4 lds_128(unsigned addr) {
+  int4 v;
+  asm volatile("ld.shared.v4.s32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+  return v;
+}
 __device__ __forceinline__ unsigned word(const int4& v, int i) {
   return unsigned(i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w);
 }
@@ -64,8 +76,8 @@ struct Chunk {
 
 }  // namespace dec
 
-template <int BM, int BN, int BK, int WK, int STAGES, int SPLIT_K, long long N_, long long K_, int ACT, int WSC,
-          int OUT, int BIAS, int ASYM>
+template <int BM, int BN, int BK, int WK, int STAGES, int RING, int SPLIT_K, long long N_, long long K_, int ACT,
+          int WSC, int OUT, int BIAS, int ASYM>
 __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_constant__ I8gArgs args) {
   constexpr int THREADS = 32 * WK;
   constexpr int RT = BN / dec::kRows;  // 16-row weight tiles
@@ -114,32 +126,6 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
   for (int j = 0; j < NT; ++j)
     xrow[j] = args.x + min(m0 + dec::x_row(j, lane), M - 1) * K + dec::load_k(0, lane);
 
-  dec::Chunk<RT, NT, U> ring[STAGES];
-#pragma unroll
-  for (int s = 0; s < STAGES; ++s)
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-#pragma unroll
-      for (int r = 0; r < RT; ++r) ring[s].w[r][0][u] = ring[s].w[r][1][u] = make_int4(0, 0, 0, 0);
-#pragma unroll
-      for (int j = 0; j < NT; ++j) ring[s].x[j][u] = make_int4(0, 0, 0, 0);
-    }
-  auto load = [&](dec::Chunk<RT, NT, U>& c, int i) {
-    const long long kb = (first + (long long)i * WK) * BK;
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const bool in = K_WHOLE || kb + dec::load_k(u, lane) < K;
-#pragma unroll
-      for (int r = 0; r < RT; ++r)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-          if (in) c.w[r][h][u] = dec::load_weight(wrow[r][h] + kb + dec::kStep * u);
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-        c.x[j][u] = in ? dec::load_act(xrow[j] + kb + dec::kStep * u) : make_int4(0, 0, 0, 0);
-    }
-  };
-
   int acc[RT][NT][4];
 #pragma unroll
   for (int r = 0; r < RT; ++r)
@@ -163,17 +149,102 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
         }
   };
 
-  // The ring: STAGES - 1 chunks ahead, then per chunk one load issued and the oldest multiplied.
-  // The slot index is a compile-time constant in every unrolled step (no local memory).
+  if constexpr (RING == 0) {
+    dec::Chunk<RT, NT, U> ring[STAGES];
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s)
-    if (s < iters) load(ring[s], s);
-  for (int i0 = 0; i0 < iters; i0 += STAGES) {
+    for (int s = 0; s < STAGES; ++s)
 #pragma unroll
-    for (int s = 0; s < STAGES; ++s) {
-      const int i = i0 + s;
-      if (i + STAGES - 1 < iters) load(ring[(s + STAGES - 1) % STAGES], i + STAGES - 1);
-      if (i < iters) multiply(ring[s]);
+      for (int u = 0; u < U; ++u) {
+#pragma unroll
+        for (int r = 0; r < RT; ++r) ring[s].w[r][0][u] = ring[s].w[r][1][u] = make_int4(0, 0, 0, 0);
+#pragma unroll
+        for (int j = 0; j < NT; ++j) ring[s].x[j][u] = make_int4(0, 0, 0, 0);
+      }
+    auto load = [&](dec::Chunk<RT, NT, U>& c, int i) {
+      const long long kb = (first + (long long)i * WK) * BK;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const bool in = K_WHOLE || kb + dec::load_k(u, lane) < K;
+#pragma unroll
+        for (int r = 0; r < RT; ++r)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            if (in) c.w[r][h][u] = dec::load_weight(wrow[r][h] + kb + dec::kStep * u);
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+          c.x[j][u] = in ? dec::load_act(xrow[j] + kb + dec::kStep * u) : make_int4(0, 0, 0, 0);
+      }
+    };
+
+    // The ring: STAGES - 1 chunks ahead, then per chunk one load issued and the oldest multiplied.
+    // The slot index is a compile-time constant in every unrolled step (no local memory).
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s)
+      if (s < iters) load(ring[s], s);
+    for (int i0 = 0; i0 < iters; i0 += STAGES) {
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) {
+        const int i = i0 + s;
+        if (i + STAGES - 1 < iters) load(ring[(s + STAGES - 1) % STAGES], i + STAGES - 1);
+        if (i < iters) multiply(ring[s]);
+      }
+    }
+
+  } else {
+    // The shared-memory ring (decode_frag.h): this warp's STAGES slots after the reduction
+    // tiles. Per chunk: wait until every lane is done with the slot the next copy overwrites,
+    // copy chunk i + STAGES - 1 (rows of x past M and pieces past K zero-filled, rows of w past
+    // N clamped like the register loads), then wait for chunk i, read its fragments, multiply.
+    constexpr int SLOT = dec::ring_slot_bytes(BM, BN, BK);
+    constexpr int OPS = dec::copy_ops(BM, BN, BK);
+    static_assert(BK == 128 || BK == 256, "the shared-memory ring copies rows of 128 or 256 bytes");
+    static_assert(BN % dec::copy_rows_per_op(BK) == 0, "a copy instruction is all weight or all activation rows");
+    const unsigned ring = smem_addr(red + WK * dec::red_words(BM, BN)) + warp * dec::ring_warp_bytes(BM, BN, BK, STAGES);
+    const int unit = dec::copy_unit(lane, BK);
+    auto issue = [&](int slot, int i) {
+      const long long kb = (first + (long long)i * WK) * BK + dec::kLoad * unit;
+      const bool k_in = K_WHOLE || kb < K;
+      const unsigned dst = ring + slot * SLOT;
+#pragma unroll
+      for (int op = 0; op < OPS; ++op) {
+        const int row = dec::copy_row(op, lane, BK);
+        if (op * dec::copy_rows_per_op(BK) < BN) {
+          const long long n = n0 + row;
+          dec::cp_async_16_l2_256(dst + dec::ring_offset(row, unit, BK), args.w + (N_WHOLE ? n : min(n, N - 1)) * K + kb,
+                             k_in);
+        } else {
+          const long long m = m0 + row - BN;
+          cp_async_16(dst + dec::ring_offset(row, unit, BK), args.x + min(m, M - 1) * K + kb, k_in && m < M);
+        }
+      }
+    };
+    auto fetch = [&](dec::Chunk<RT, NT, U>& c, int slot) {
+      const unsigned src = ring + slot * SLOT;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int k_unit = dec::load_k(u, lane) / dec::kLoad;
+#pragma unroll
+        for (int r = 0; r < RT; ++r)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) c.w[r][h][u] = dec::lds_128(src + dec::ring_offset(dec::w_row(r, h, lane), k_unit, BK));
+#pragma unroll
+        for (int j = 0; j < NT; ++j) c.x[j][u] = dec::lds_128(src + dec::ring_offset(BN + dec::x_row(j, lane), k_unit, BK));
+      }
+    };
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < iters) issue(s, s);
+      cp_async_commit();
+    }
+    for (int i = 0; i < iters; ++i) {
+      __syncwarp();
+      if (i + STAGES - 1 < iters) issue((i + STAGES - 1) % STAGES, i + STAGES - 1);
+      cp_async_commit();
+      cp_async_wait<STAGES - 1>();
+      __syncwarp();
+      dec::Chunk<RT, NT, U> c;
+      fetch(c, i % STAGES);
+      multiply(c);
     }
   }
 

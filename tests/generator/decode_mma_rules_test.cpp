@@ -205,6 +205,56 @@ TEST(DecodeMmaFrag, KChunksCoverKOnceOverSlicesAndWarps) {
 // The data path with tails: N = 40 (a partial 32-row or 64-row tile), K = 336 (a partial
 // chunk, and with bk 256 a partial 64-byte step), M = 1, 3, 9, 33 (partial token tiles, and two
 // row tiles at bm 8).
+// The shared-memory ring (RING = 1): a chunk's copies fill every 16-byte unit of a slot exactly
+// once, and each lane's fragment read finds the bytes the register path would have loaded
+// (same row, same k); no 8 lanes of a quarter warp share a bank group, reading or copying.
+TEST(DecodeMmaFrag, TheSharedRingHoldsWhatTheRegisterLoadsWouldRead) {
+  for (int bk : {128, 256})
+    for (int bm : {8, 16, 32, 64})
+      for (int bn : {16, 32, 64}) {
+        const int rows = bm + bn, units = bk / dec::kLoad;
+        ASSERT_EQ(dec::ring_slot_bytes(bm, bn, bk), rows * bk);
+        // Copy: slot unit -> the (row, unit) it holds; every unit once.
+        std::vector<int> held(size_t(rows * units), -1);
+        for (int op = 0; op < dec::copy_ops(bm, bn, bk); ++op) {
+          std::set<int> banks[4];
+          for (int lane = 0; lane < 32; ++lane) {
+            const int row = dec::copy_row(op, lane, bk), unit = dec::copy_unit(lane, bk);
+            ASSERT_LT(row, rows);
+            const int off = dec::ring_offset(row, unit, bk);
+            ASSERT_EQ(off % dec::kLoad, 0);
+            ASSERT_GE(off, 0);
+            ASSERT_LT(off, rows * bk);
+            int& h = held[size_t(off / dec::kLoad)];
+            ASSERT_EQ(h, -1) << "bk=" << bk << " op " << op << " lane " << lane << " overwrites a unit";
+            h = row * units + unit;
+            banks[lane / 8].insert((off / dec::kLoad) % 8);
+          }
+          for (const std::set<int>& b : banks) EXPECT_EQ(b.size(), 8u) << "copy op " << op << " bk=" << bk;
+        }
+        EXPECT_EQ(std::count(held.begin(), held.end(), -1), 0) << "bk=" << bk << " bm=" << bm << " bn=" << bn;
+        // Read: lane (g, t)'s fragment units are the rows and k of its register loads.
+        for (int u = 0; u < bk / dec::kStep; ++u) {
+          for (int r = 0; r < bn / dec::kRows; ++r)
+            for (int hh = 0; hh < 2; ++hh) {
+              std::set<int> banks[4];
+              for (int lane = 0; lane < 32; ++lane) {
+                const int row = dec::w_row(r, hh, lane), unit = dec::load_k(u, lane) / dec::kLoad;
+                const int off = dec::ring_offset(row, unit, bk);
+                EXPECT_EQ(held[size_t(off / dec::kLoad)], row * units + unit);
+                banks[lane / 8].insert((off / dec::kLoad) % 8);
+              }
+              for (const std::set<int>& b : banks) EXPECT_EQ(b.size(), 8u) << "weight read, bk=" << bk;
+            }
+          for (int j = 0; j < bm / dec::kCols; ++j)
+            for (int lane = 0; lane < 32; ++lane) {
+              const int row = bn + dec::x_row(j, lane), unit = dec::load_k(u, lane) / dec::kLoad;
+              EXPECT_EQ(held[size_t(dec::ring_offset(row, unit, bk) / dec::kLoad)], row * units + unit);
+            }
+        }
+      }
+}
+
 TEST(DecodeMmaEmulation, EveryConfigShapeMatchesAPlainGemmWithTails) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> d(-127, 127);
@@ -231,7 +281,7 @@ TEST(DecodeMmaRules, RunsOnSm80PlusWithNkWeightsAndKMultipleOf16) {
     for (const GemmProblem& p : kTargets) {
       const size_t n = decode_of(p, t).size();
       EXPECT_GT(n, 0u) << p.key() << " on " << arch;
-      EXPECT_LE(n, 66u) << p.key() << ": 22 unsplit + 44 split at most";
+      EXPECT_LE(n, 132u) << p.key() << ": 44 unsplit + 88 split at most";
     }
     EXPECT_FALSE(decode_of({1000, 4080}, t).empty()) << "N and K tails";
     EXPECT_TRUE(decode_of({2560, 4088}, t).empty()) << "K % 16 != 0";
@@ -273,15 +323,25 @@ TEST(DecodeMmaRules, InvalidReasonNamesTheBrokenRule) {
 TEST(DecodeMmaRules, CandidatesCoverEveryTokenTileAndKeepTheRingInRegisters) {
   const Target t = Target::from_arch("sm_90a");
   for (const GemmProblem& p : kTargets) {
-    std::map<int, int> per_bm;
+    std::map<int, int> per_bm, rings_per_bm;
     for (const KernelConfig& c : decode_of(p, t)) {
       ++per_bm[c.bm];
-      EXPECT_EQ(c.stages, 2) << c;
+      if (c.schedule == 1) {
+        // The shared-memory ring: 3 chunks of whole 128- or 256-byte rows, room for 2 blocks per SM.
+        ++rings_per_bm[c.bm];
+        EXPECT_EQ(c.stages, 3) << c;
+        EXPECT_TRUE(c.bk == 128 || c.bk == 256) << c;
+        EXPECT_LE(family_info(Family::decode_mma).dynamic_smem(c), 96 * 1024) << c;
+      } else {
+        EXPECT_EQ(c.schedule, 0) << c;
+        EXPECT_EQ(c.stages, 2) << c;
+      }
       EXPECT_TRUE(c.warps_k == 4 || c.warps_k == 8) << c;
       EXPECT_LE(family_info(Family::decode_mma).registers(c), 232) << c;
       EXPECT_EQ(c.threads(), 32 * c.warps_k);
     }
     for (int bm : {8, 16, 32, 64}) EXPECT_GT(per_bm[bm], 0) << p.key() << " bm=" << bm;
+    for (int bm : {8, 16}) EXPECT_GT(rings_per_bm[bm], 0) << p.key() << " bm=" << bm << ": a shared-memory ring";
   }
   // Small N: no bn past the padded N.
   for (const KernelConfig& c : decode_of({16, 4096}, t)) EXPECT_EQ(c.bn, 16) << c;
@@ -351,16 +411,26 @@ TEST(DecodeMmaEmit, SourceAndNameRoundTrip) {
   ASSERT_EQ(invalid_reason(p, spec.config, Target::from_arch("sm_90a")), "");
   const Source s = emit(spec);
   EXPECT_EQ(s.name, "i8g_sm90a_decode_mma_n2560_k4096_nk_tok_ch_bf16_bias_bm8_bn32_bk128_wk8_s2_sk4");
-  EXPECT_EQ(s.entry, "i8g::decode_mma_kernel<8, 32, 128, 8, 2, 4, 2560LL, 4096LL, 1, 1, 0, 1, 0>");
+  EXPECT_EQ(s.entry, "i8g::decode_mma_kernel<8, 32, 128, 8, 2, 0, 4, 2560LL, 4096LL, 1, 1, 0, 1, 0>");
   EXPECT_TRUE(has(s.code, "#include \"decode_mma.cuh\""));
-  EXPECT_TRUE(has(s.code, "8 /*WK*/, 2 /*STAGES*/, 4 /*SPLIT_K*/"));
+  EXPECT_TRUE(has(s.code, "8 /*WK*/, 2 /*STAGES*/, 0 /*RING*/, 4 /*SPLIT_K*/"));
   EXPECT_EQ(KernelSpec::parse_name(s.name), spec);
+  // The shared-memory ring is named (_sc1) and passed as RING = 1.
+  KernelSpec ring = spec;
+  ring.config.schedule = 1;
+  ring.config.stages = 3;
+  ASSERT_EQ(invalid_reason(p, ring.config, Target::from_arch("sm_90a")), "");
+  const Source r = emit(ring);
+  EXPECT_EQ(r.name, "i8g_sm90a_decode_mma_n2560_k4096_nk_tok_ch_bf16_bias_bm8_bn32_bk128_wk8_s3_sk4_sc1");
+  EXPECT_TRUE(has(r.code, "8 /*WK*/, 3 /*STAGES*/, 1 /*RING*/, 4 /*SPLIT_K*/"));
+  EXPECT_EQ(KernelSpec::parse_name(r.name), ring);
 }
 
 // The untuned default on sm_90: decode_mma up to M = 16 with the tiles the H200 tunes picked
-// (bm 8, 4 warps to M = 8; bm 16, 8 warps to 16; 16 weight rows, no split) where N fills the
-// SMs with 16-wide tiles and K >= 4096, wgmma_tma from 64, mma_sync between; elsewhere (not
-// measured there) never decode_mma.
+// (bm 8 to M = 8, bm 16 to 16; 4 warps, 16 weight rows, no split; bm 16 in the shared-memory
+// ring, bm 8 there only where its column tiles fit one wave of the ring's blocks) where N fills
+// the SMs with 16-wide tiles and K >= 4096, wgmma_tma from 17; elsewhere (not measured there)
+// never decode_mma.
 TEST(DecodeMmaRules, TheUntunedDefaultTakesItUpToSixteenRowsOnSm90Only) {
   const Target h = Target::from_arch("sm_90a");
   for (const GemmProblem& p : kTargets) {
@@ -368,7 +438,11 @@ TEST(DecodeMmaRules, TheUntunedDefaultTakesItUpToSixteenRowsOnSm90Only) {
       const KernelConfig c = heuristic_default(p, h, m);
       EXPECT_EQ(c.family, Family::decode_mma) << p.key() << " M=" << m;
       EXPECT_EQ(c.bm, m <= 8 ? 8 : 16) << p.key() << " M=" << m;
-      EXPECT_EQ(c.warps_k, m <= 8 ? 4 : 8) << p.key() << " M=" << m;
+      EXPECT_EQ(c.warps_k, 4) << p.key() << " M=" << m;
+      // 8192 rows are 512 tiles of 16, more than 132 SMs x 3 resident ring blocks.
+      const bool ring = m > 8 || p.n <= 6144;
+      EXPECT_EQ(c.schedule, ring ? 1 : 0) << p.key() << " M=" << m;
+      EXPECT_EQ(c.stages, ring ? 3 : 2) << p.key() << " M=" << m;
       EXPECT_EQ(c.bn, 16);
       EXPECT_EQ(c.split_k, 1);
       EXPECT_TRUE(raced_at({p, c, h.arch}, m)) << "the default is one of the bucket's raced configs";

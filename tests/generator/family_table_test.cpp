@@ -149,7 +149,9 @@ TEST(FamilyTable, ZeroFieldsAreRefusedNotACrash) {
     const KernelConfig good = candidates_of(*f, p).front();
     std::vector<int KernelConfig::*> members = {&KernelConfig::bm, &KernelConfig::bn, &KernelConfig::bk};
     for (ConfigField field : f->name_fields) members.push_back(field_info(field).member);
-    for (ConfigField field : f->optional_name_fields) members.push_back(field_info(field).member);
+    // (an optional field whose default is 0 — decode_mma's schedule — is valid at 0)
+    for (ConfigField field : f->optional_name_fields)
+      if (KernelConfig{}.*field_info(field).member != 0) members.push_back(field_info(field).member);
     for (int KernelConfig::*member : members) {
       KernelConfig bad = good;
       bad.*member = 0;
@@ -201,7 +203,7 @@ TEST(FamilyTable, TheUntunedDefaultComesFromARankedFamily) {
 // sm_90a's [N,K] problems take the TMA family from M = 17 up (`nk`, where given),
 // its tile by the wave-count rule of family_wgmma_tma.cpp (768 x 4096 at M = 4096: one wave of
 // the wide 128 x 192 tile; at M = 256 the narrow 64 x 48, 2560 x 4096 the narrow 64 x 80), and 2560 x 4096 [N,K] takes decode_mma up to M = 16
-// (family_decode_mma.cpp, serves_untuned).
+// in its shared-memory ring (family_decode_mma.cpp, serves_untuned).
 TEST(FamilyTable, Tp4UntunedDefaultsAreUnchanged) {
   struct Row {
     const char* arch;
@@ -213,7 +215,7 @@ TEST(FamilyTable, Tp4UntunedDefaultsAreUnchanged) {
       {"sm_90a", {2560, 4096},
        {"mma_sync:bm32_bn32_bk128_wm2_wn2_s4_sk3", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk6",
         "mma_sync:bm64_bn64_bk128_wm2_wn2_s4_sk3", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
-       {"decode_mma:bm8_bn16_bk256_wk4_s2_sk1", "decode_mma:bm16_bn16_bk128_wk8_s2_sk1",
+       {"decode_mma:bm8_bn16_bk256_wk4_s3_sk1_sc1", "decode_mma:bm16_bn16_bk128_wk4_s3_sk1_sc1",
         "wgmma_tma:bm64_bn80_bk128_wg2_s12_sc2_sk1", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2_sk1"}},
       {"sm_90a", {4096, 2048},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4",

@@ -1,7 +1,8 @@
 // The decode_mma family compiles with NVRTC for sm_90a (the H200) and sm_80: every candidate of
 // the decode target shapes and every epilogue option over N and K tails has no spills, no stack
 // frame and no local memory (its register ring is indexed only by compile-time constants); its
-// SASS holds mma.sync (IMMA), 128-bit global loads and no cp.async; split configs hold the
+// SASS holds mma.sync (IMMA), 128-bit global loads and no cp.async — or, with the shared-memory
+// ring (schedule 1), cp.async (LDGSTS) and 128-bit shared loads; split configs hold the
 // reduction's arrival counter (ATOMG), unsplit ones none. Whether the kernels compute the right
 // thing is for a GPU (tests/gpu/decode_mma_test.cpp; a tune verifies every candidate first).
 #include <gtest/gtest.h>
@@ -34,29 +35,33 @@ std::vector<KernelSpec> decode_candidates(const GemmProblem& p, Target t) {
   return specs;
 }
 
-void compile_and_check(const Target& t, const std::vector<KernelSpec>& specs, bool print) {
-  test::compile_tensor_kernels(
-      t, specs,
-      [&](const KernelSpec& spec, const CompileOutcome&, const ResourceReport& r, const LaunchShape& shape) {
-        EXPECT_EQ(shape.block[0], unsigned(32 * spec.config.warps_k)) << spec.name();
-        if (r.sass_available) {
-          EXPECT_GT(sass_count(r, "IMMA"), 0) << spec.name() << " has no mma.sync (IMMA)";
-          EXPECT_GT(text_count(r.sass, ".128"), 0) << spec.name() << " has no 16-byte load";
-          // CALL.REL.NOINC is sm_80's convergence jump out of a loop, not a call.
-          EXPECT_EQ(sass_count(r, "CALL"), text_count(r.sass, "CALL.REL.NOINC"))
-              << spec.name() << " calls a function (a 64-bit division?)";
-          if (spec.config.split_k > 1) {
-            EXPECT_GT(sass_count(r, "ATOMG"), 0) << spec.name() << " has no split-K arrival counter";
-          } else {
-            EXPECT_EQ(sass_count(r, "ATOMG"), 0) << spec.name() << ": unsplit kernels keep no counter";
-          }
-        }
-        if (print)
-          std::cout << spec.name() << ": " << r.registers << " regs, " << shape.dynamic_smem << " B smem, "
-                    << r.blocks_per_sm << " blocks/SM, IMMA=" << sass_count(r, "IMMA")
-                    << " LDG=" << sass_count(r, "LDG") << "\n";
-      },
-      test::Copies::registers);
+void compile_and_check(const Target& t, const std::vector<KernelSpec>& all, bool print) {
+  std::vector<KernelSpec> in_registers, in_shared;
+  for (const KernelSpec& s : all) (s.config.schedule == 1 ? in_shared : in_registers).push_back(s);
+  const auto check = [&](const KernelSpec& spec, const CompileOutcome&, const ResourceReport& r,
+                     const LaunchShape& shape) {
+    EXPECT_EQ(shape.block[0], unsigned(32 * spec.config.warps_k)) << spec.name();
+    if (r.sass_available) {
+      EXPECT_GT(sass_count(r, "IMMA"), 0) << spec.name() << " has no mma.sync (IMMA)";
+      EXPECT_GT(text_count(r.sass, ".128"), 0) << spec.name() << " has no 16-byte load";
+      // CALL.REL.NOINC is sm_80's convergence jump out of a loop, not a call.
+      EXPECT_EQ(sass_count(r, "CALL"), text_count(r.sass, "CALL.REL.NOINC"))
+          << spec.name() << " calls a function (a 64-bit division?)";
+      if (spec.config.schedule == 1)
+        EXPECT_GT(sass_count(r, "LDS"), 0) << spec.name() << " reads no fragment from its shared ring";
+      if (spec.config.split_k > 1) {
+        EXPECT_GT(sass_count(r, "ATOMG"), 0) << spec.name() << " has no split-K arrival counter";
+      } else {
+        EXPECT_EQ(sass_count(r, "ATOMG"), 0) << spec.name() << ": unsplit kernels keep no counter";
+      }
+    }
+    if (print)
+      std::cout << spec.name() << ": " << r.registers << " regs, " << shape.dynamic_smem << " B smem, "
+                << r.blocks_per_sm << " blocks/SM, IMMA=" << sass_count(r, "IMMA")
+                << " LDG=" << sass_count(r, "LDG") << " LDGSTS=" << sass_count(r, "LDGSTS") << "\n";
+  };
+  if (!in_registers.empty()) test::compile_tensor_kernels(t, in_registers, check, test::Copies::registers);
+  if (!in_shared.empty()) test::compile_tensor_kernels(t, in_shared, check, test::Copies::shared);
 }
 
 }  // namespace
@@ -91,6 +96,11 @@ TEST(DecodeMma, EveryEpilogueOptionCompilesWithTails) {
     specs.push_back(all.front());
     for (const KernelSpec& s : all)
       if (s.config.bm == 64 && s.config.split_k > 1) {
+        specs.push_back(s);
+        break;
+      }
+    for (const KernelSpec& s : all)  // the shared-memory ring, zero-filling K's last chunk
+      if (s.config.schedule == 1) {
         specs.push_back(s);
         break;
       }
