@@ -105,14 +105,16 @@ std::vector<int> split_choices(const GemmProblem& p, const KernelConfig& c, cons
 }
 
 // The shared-memory ring twin of a register config: kRingStages chunks of 256 bytes of k, or of
-// 128 where 256 would take more than kRingSmemGoal; bk = 0 where neither fits.
+// 128 where 256 would take more than kRingSmemGoal, else two chunks (256, then 128 bytes);
+// bk = 0 where none fits.
 KernelConfig shared_ring(KernelConfig c) {
   c.schedule = kSharedRing;
-  c.stages = kRingStages;
-  for (int bk : {256, 128}) {
-    c.bk = bk;
-    if (dynamic_smem(c) <= kRingSmemGoal) return c;
-  }
+  for (int stages : {kRingStages, 2})
+    for (int bk : {256, 128}) {
+      c.stages = stages;
+      c.bk = bk;
+      if (dynamic_smem(c) <= kRingSmemGoal) return c;
+    }
   c.bk = 0;
   return c;
 }

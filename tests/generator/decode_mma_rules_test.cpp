@@ -327,9 +327,10 @@ TEST(DecodeMmaRules, CandidatesCoverEveryTokenTileAndKeepTheRingInRegisters) {
     for (const KernelConfig& c : decode_of(p, t)) {
       ++per_bm[c.bm];
       if (c.schedule == 1) {
-        // The shared-memory ring: 3 chunks of whole 128- or 256-byte rows, room for 2 blocks per SM.
+        // The shared-memory ring: 3 (or 2) chunks of whole 128- or 256-byte rows, room for 2
+        // blocks per SM.
         ++rings_per_bm[c.bm];
-        EXPECT_EQ(c.stages, 3) << c;
+        EXPECT_TRUE(c.stages == 3 || c.stages == 2) << c;
         EXPECT_TRUE(c.bk == 128 || c.bk == 256) << c;
         EXPECT_LE(family_info(Family::decode_mma).dynamic_smem(c), 96 * 1024) << c;
       } else {
@@ -341,7 +342,7 @@ TEST(DecodeMmaRules, CandidatesCoverEveryTokenTileAndKeepTheRingInRegisters) {
       EXPECT_EQ(c.threads(), 32 * c.warps_k);
     }
     for (int bm : {8, 16, 32, 64}) EXPECT_GT(per_bm[bm], 0) << p.key() << " bm=" << bm;
-    for (int bm : {8, 16}) EXPECT_GT(rings_per_bm[bm], 0) << p.key() << " bm=" << bm << ": a shared-memory ring";
+    for (int bm : {8, 16, 32}) EXPECT_GT(rings_per_bm[bm], 0) << p.key() << " bm=" << bm << ": a shared-memory ring";
   }
   // Small N: no bn past the padded N.
   for (const KernelConfig& c : decode_of({16, 4096}, t)) EXPECT_EQ(c.bn, 16) << c;
