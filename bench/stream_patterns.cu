@@ -43,18 +43,16 @@ __global__ void flat(const int4* __restrict__ p, size_t n16, int* out) {
   if (acc == 0x7fffffff) out[0] = acc;
 }
 
+// 16 bytes, not allocated in L1; HINT adds the .L2::256B prefetch size.
+template <bool HINT>
 __device__ __forceinline__ int4 ld_stream(const signed char* p) {
   int4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-__device__ __forceinline__ int4 ld_stream256(const signed char* p) {
-  int4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
+  if constexpr (HINT)
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  else
+    asm volatile("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
 }
 
@@ -81,7 +79,7 @@ __global__ void __launch_bounds__(32 * WK) rows16(const signed char* __restrict_
   int acc = 0;
   auto load = [&](int4(&r)[L], long long c) {
 #pragma unroll
-    for (int i = 0; i < L; ++i) r[i] = P == kFrag256 ? ld_stream256(addr(c, i)) : ld_stream(addr(c, i));
+    for (int i = 0; i < L; ++i) r[i] = ld_stream<P == kFrag256>(addr(c, i));
   };
   auto use = [&](const int4(&r)[L]) {
 #pragma unroll
