@@ -4,12 +4,14 @@
 // rows), BM activation rows the B operand (BM / 8 tiles of 8), every index in decode_frag.h. A
 // block of WK warps owns a BN x BM output tile and one split-K slice of K (grid z); its warps
 // take the slice's BK-byte chunks in turn (warp w: chunks w, w + WK, ...), so together they
-// sweep each weight row front to back. Each lane loads 16-byte pieces straight into registers:
-// the weight with ld.global.nc.L1::no_allocate.L2::256B (read once, keep it out of L1, fetch
-// whole 256-byte blocks into L2), the activations with ld.global.nc (tiny, re-read by every
-// block: L1 and L2 serve them). A ring of STAGES
-// chunks per warp keeps STAGES * BN * BK bytes of weight in flight per warp while it multiplies
-// the oldest one; no shared memory and no barrier in the main loop.
+// sweep each weight row front to back. RING = 0: each lane loads 16-byte pieces straight into
+// registers, the weight with ld.global.nc.L1::no_allocate.L2::256B (read once, keep it out of
+// L1, fetch whole 256-byte blocks into L2), the activations with ld.global.nc (tiny, re-read by
+// every block: L1 and L2 serve them); a ring of STAGES chunks per warp keeps STAGES * BN * BK
+// bytes of weight in flight per warp while it multiplies the oldest one. RING = 1: each warp
+// stages its chunks in STAGES slots of shared memory with cp.async, whole row pieces per copy
+// instruction (decode_frag.h), and reads the same fragments back. No block barrier in the main
+// loop either way.
 //
 // Then the WK warps' int32 tiles meet in shared memory and the first G threads sum them
 // (decode_frag.h's group); with SPLIT_K > 1 those threads run splitk_reduce (splitk.cuh: the
@@ -50,12 +52,6 @@ __device__ __forceinline__ int4 load_act(const signed char* p) {
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p));
   return v;
-}
-// 16 bytes of the weight into the shared-memory ring (cp_async_16 with the same .L2::256B hint),
-// or 16 zero bytes when !in.
-__device__ __forceinline__ void cp_async_16_l2_256(unsigned dst, const void* src, bool in) {
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(in ? 16 : 0)
-               : "memory");
 }
 __device__ __forceinline__ int4 lds_128(unsigned addr) {
   int4 v;
@@ -112,20 +108,6 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
   const long long first = dec::slice_begin(K, BK, SPLIT_K, slice) + warp;
   const int iters = int(dec::warp_chunks(K, BK, SPLIT_K, slice, warp, WK));
 
-  // Row pointers at this lane's k offset; rows past N or M read the last row instead.
-  const signed char* wrow[RT][2];
-  const signed char* xrow[NT];
-#pragma unroll
-  for (int r = 0; r < RT; ++r)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const long long n = n0 + dec::w_row(r, h, lane);
-      wrow[r][h] = args.w + (N_WHOLE ? n : min(n, N - 1)) * K + dec::load_k(0, lane);
-    }
-#pragma unroll
-  for (int j = 0; j < NT; ++j)
-    xrow[j] = args.x + min(m0 + dec::x_row(j, lane), M - 1) * K + dec::load_k(0, lane);
-
   int acc[RT][NT][4];
 #pragma unroll
   for (int r = 0; r < RT; ++r)
@@ -150,6 +132,20 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
   };
 
   if constexpr (RING == 0) {
+    // Row pointers at this lane's k offset; rows past N or M read the last row instead.
+    const signed char* wrow[RT][2];
+    const signed char* xrow[NT];
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const long long n = n0 + dec::w_row(r, h, lane);
+        wrow[r][h] = args.w + (N_WHOLE ? n : min(n, N - 1)) * K + dec::load_k(0, lane);
+      }
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+      xrow[j] = args.x + min(m0 + dec::x_row(j, lane), M - 1) * K + dec::load_k(0, lane);
+
     dec::Chunk<RT, NT, U> ring[STAGES];
 #pragma unroll
     for (int s = 0; s < STAGES; ++s)
@@ -210,7 +206,7 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
         const int row = dec::copy_row(op, lane, BK);
         if (op * dec::copy_rows_per_op(BK) < BN) {
           const long long n = n0 + row;
-          dec::cp_async_16_l2_256(dst + dec::ring_offset(row, unit, BK), args.w + (N_WHOLE ? n : min(n, N - 1)) * K + kb,
+          cp_async_16<true>(dst + dec::ring_offset(row, unit, BK), args.w + (N_WHOLE ? n : min(n, N - 1)) * K + kb,
                              k_in);
         } else {
           const long long m = m0 + row - BN;
