@@ -44,7 +44,8 @@ I8G_DEC_HD constexpr int load_k(int u, int lane) { return kStep * u + kLoad * (l
 // (cp.async), so that each copy instruction covers whole row pieces: lane l copies 16 bytes at
 // unit copy_unit of row copy_row, BK / 16 lanes per row, i.e. 2 rows x 256 bytes (BK 256) or
 // 4 x 128 (BK 128) per instruction, where the register loads above cover 8 rows x 64 bytes (the
-// H200 streamed the former 0.95-1.05x a flat read, the latter 1.08-1.21x: bench/stream_patterns.cu).
+// H200 streamed the former 0.94-0.99x a flat read in its best block shape, the latter 1.08-1.21x:
+// bench/stream_patterns.cu).
 // A slot holds BN weight rows, then BM activation rows, BK bytes each; the fragments are then
 // read from it with the same rows and k as the register loads (w_row, x_row, load_k), so
 // everything after the loads is unchanged. 16-byte units are swizzled by row parity: the 8 lanes

@@ -36,7 +36,7 @@ namespace dec {
 
 // 16 bytes of the weight: read once, so not allocated in L1; L2 fetches the 256 bytes around
 // them from memory at once (.L2::256B). A warp's load covers 8 rows x 64 bytes, and the hint
-// was worth 3-7% of a pure weight stream in this pattern on the H200 (bench/stream_patterns.cu,
+// was worth 0-12% of a pure weight stream in this pattern on the H200 (bench/stream_patterns.cu,
 // docs/decode_mma.md "Measured … session 15").
 __device__ __forceinline__ int4 load_weight(const signed char* p) {
   int4 v;
