@@ -13,6 +13,7 @@
 //   cublaslt_fp8          cuBLASLt e4m3 -> bf16, per-tensor scales, fast accumulation
 //   cutlass_best          the fastest of CUTLASS's sm90 int8 configurations of vLLM and SGLang
 //   cutlass_vllm_pick     the one vLLM's dispatch picks
+//   cutlass_*_pdl         (--cutlass-pdl) the same, every launch a programmatic dependent launch
 //   read_ceiling          streaming the weight's bytes once
 // and, once per run, the int8 compute ceiling: wgmma on random operands in shared memory over
 // every SM. Writes the rows as JSON (the schema bench/report.py merges).
@@ -179,7 +180,7 @@ bool close_bf16(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b) 
 }
 
 std::vector<Row> bench_one(const Bench& b, const Shape& s, int64_t m, int sms, bool with_cutlass,
-                          const std::regex& cutlass_only) {
+                          const std::regex& cutlass_only, bool cutlass_pdl) {
   const Sets d(s, m, b.st);
   Bench bb = b;
   bb.plan.rotation = d.count;
@@ -294,9 +295,12 @@ std::vector<Row> bench_one(const Bench& b, const Shape& s, int64_t m, int sms, b
     rows.push_back(failed("cublaslt_fp8", e.what()));
   }
 #ifdef I8G_HAVE_CUTLASS
-  if (with_cutlass) {
+  // pdl: every launch programmatic (named *_pdl), as i8gemm's own launches on sm_90.
+  auto time_cutlass = [&](bool pdl) {
+    const std::string sfx = pdl ? "_pdl" : "";
     const std::string pick = cutlass_vllm_pick(m, s.n, s.k);
-    Row best = failed("cutlass_best", "no configuration ran"), picked = failed("cutlass_vllm_pick", "vLLM's pick did not run");
+    Row best = failed("cutlass_best" + sfx, "no configuration ran"),
+        picked = failed("cutlass_vllm_pick" + sfx, "vLLM's pick did not run");
     std::string all;
     for (size_t i = 0; i < cutlass_configs().size(); ++i) {
       const std::string name = cutlass_configs()[i].name;
@@ -306,19 +310,19 @@ std::vector<Row> bench_one(const Bench& b, const Shape& s, int64_t m, int sms, b
         auto launch = [&](int c) {
           const int j = c % d.count;
           const std::string err = g.run(d.x[j].get<int8_t>(), d.w[j].get<int8_t>(), d.xs.get<float>(), d.ws.get<float>(),
-                                        d.out[j].p, nullptr, b.st);
+                                        d.out[j].p, nullptr, b.st, pdl);
           if (!err.empty()) throw std::runtime_error(err);
         };
         launch(0);
         check(cudaStreamSynchronize(b.st), "cutlass");
         const bool ok = !ref.empty() && close_bf16(ref, download_bf16(d.out[0], size_t(m * s.n)));
-        Row r = bb.time("cutlass_best", launch, name);
+        Row r = bb.time("cutlass_best" + sfx, launch, name);
         r.verified = ok;
         all += fmt::format("{}{}={:.2f}", all.empty() ? "" : " ", name, r.graph.median_us);
         if (r.status == "ok" && ok && (best.status != "ok" || r.graph.median_us < best.graph.median_us)) best = r;
         if (name == pick) {
           picked = r;
-          picked.contender = "cutlass_vllm_pick";
+          picked.contender = "cutlass_vllm_pick" + sfx;
         }
       } catch (const std::exception& e) {
         all += fmt::format("{}{}=n/a", all.empty() ? "" : " ", name);
@@ -328,10 +332,13 @@ std::vector<Row> bench_one(const Bench& b, const Shape& s, int64_t m, int sms, b
     if (best.status == "ok") best.note += " (all: " + all + ")";
     rows.push_back(best);
     rows.push_back(picked);
-  }
+  };
+  if (with_cutlass) time_cutlass(false);
+  if (with_cutlass && cutlass_pdl) time_cutlass(true);
 #else
   (void)with_cutlass;
   (void)cutlass_only;
+  (void)cutlass_pdl;
   for (const char* c : {"cutlass_best", "cutlass_vllm_pick"}) rows.push_back(failed(c, I8G_CUTLASS_WHY));
 #endif
   const size_t bytes = size_t(s.n * s.k) / 16 * 16;
@@ -386,7 +393,7 @@ int run(int argc, char** argv) {
   std::string m_list = "1,16,128,1024,4096", json_path;
   int samples = 50;
   double ceiling_s = 3;
-  bool no_cutlass = false;
+  bool no_cutlass = false, cutlass_pdl = false;
   std::string cache, cutlass_filter = ".*";
   app.add_option("--shape", shape_args, "[NAME=]NxK (repeatable)")->required();
   app.add_option("--m", m_list, "M values")->capture_default_str();
@@ -394,6 +401,8 @@ int run(int argc, char** argv) {
   app.add_option("--json", json_path, "write the rows here")->required();
   app.add_option("--ceiling-seconds", ceiling_s, "wgmma ceiling duration (0: skip)")->capture_default_str();
   app.add_flag("--no-cutlass", no_cutlass, "skip the CUTLASS configurations");
+  app.add_flag("--cutlass-pdl", cutlass_pdl,
+               "also time every CUTLASS configuration launched with PDL (rows cutlass_best_pdl, cutlass_vllm_pick_pdl)");
   app.add_option("--cutlass", cutlass_filter, "only the CUTLASS configurations whose name matches this regex (for profiling one)");
   app.add_option("--cache", cache, "i8gemm cache for the runtime's utility module (default: i8gemm's default)");
   CLI11_PARSE(app, argc, argv);
@@ -455,7 +464,7 @@ int run(int argc, char** argv) {
   for (const Shape& s : shapes)
     for (int64_t m : ms) {
       fmt::print(stderr, "  peers {} M={}\n", s.name, m);
-      for (const Row& r : bench_one(b, s, m, prop.multiProcessorCount, !no_cutlass, cutlass_only)) {
+      for (const Row& r : bench_one(b, s, m, prop.multiProcessorCount, !no_cutlass, cutlass_only, cutlass_pdl)) {
         out["rows"].push_back(to_json(r, s, m));
         fmt::print("{:<12} {:>5} {:<22} {:>10} {:>6}  {}\n", s.name, m, r.contender,
                    r.status == "ok" ? fmt::format("{:.2f}", r.graph.median_us) : "n/a",

@@ -107,7 +107,8 @@ def ops_per_clock_per_sm(row):
 
 
 def is_peer(name):
-    return name not in NON_PEERS and not name.endswith("_ceiling")
+    """i8gemm_* rows (i8gemm under other settings, e.g. i8gemm_nopdl) are shown, never peers."""
+    return name not in NON_PEERS and not name.startswith(OURS + "_") and not name.endswith("_ceiling")
 
 
 def index(rows):

@@ -21,6 +21,7 @@ Options Options::from_environment() {
   o.family = env("I8GEMM_FAMILY");
   // atoi, as before: text that is not a number reads as 0, which leaves the default alone.
   o.split_k = std::atoi(env("I8GEMM_SPLIT_K").c_str());
+  o.pdl = env("I8GEMM_PDL") != "0";
   o.source_override_dir = env("I8GEMM_SOURCE_OVERRIDE_DIR");
   o.nvdisasm = env("I8GEMM_NVDISASM");
   o.hiprtc_worker = env("I8GEMM_HIPRTC_WORKER");

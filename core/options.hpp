@@ -12,6 +12,8 @@ struct Options {
   // Serving (runtime/serve/engine.cpp), for tests and debugging; docs/tuning.md.
   std::string family;  // I8GEMM_FAMILY: prepare's untuned default uses this family where it can
   int split_k = 0;     // I8GEMM_SPLIT_K: an mma_sync default splits K this many ways (0: unset)
+  // I8GEMM_PDL=0: no programmatic dependent launches on sm_90 (runtime/gpu/kernel_instance.cpp).
+  bool pdl = true;
   // Debugging: <dir>/<kernel name>.cu replaces that kernel's generated source (runtime/serve/jit.cpp).
   std::string source_override_dir;  // I8GEMM_SOURCE_OVERRIDE_DIR
   // Helper programs.

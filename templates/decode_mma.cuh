@@ -27,6 +27,7 @@
 #pragma once
 #include "decode_frag.h"
 #include "epilogue.cuh"
+#include "grid_order.cuh"
 #include "mma_s8.cuh"
 #include "splitk.cuh"
 #include "tile_copy.cuh"
@@ -93,6 +94,7 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
   constexpr bool N_WHOLE = N_ > 0 && N_ % BN == 0;  // no weight row past N
 
   extern __shared__ __align__(16) int red[];
+  grid_order();  // nothing global is touched before it (grid_order.cuh)
 
   const long long M = args.m;
   const long long N = N_ ? N_ : args.n;

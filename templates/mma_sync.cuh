@@ -18,6 +18,7 @@
 // so results are bit-identical to simt_dp4a and the CPU reference.
 #pragma once
 #include "epilogue.cuh"
+#include "grid_order.cuh"
 #include "mma_frag.h"
 #include "mma_s8.cuh"
 #include "splitk.cuh"
@@ -122,6 +123,7 @@ __global__ void __launch_bounds__(32 * WM * WN)
                 "tiles must be whole 128-byte lines (swizzle and ldmatrix alignment)");
 
   extern __shared__ __align__(128) unsigned char smem[];
+  grid_order();  // nothing global is touched before it (grid_order.cuh)
 
   const long long M = args.m;
   const long long N = N_ ? N_ : args.n;

@@ -11,6 +11,7 @@
 // VEC-byte vector loads need K % VEC == 0 (and N % VEC == 0 for the [K,N] layout).
 #pragma once
 #include "epilogue.cuh"
+#include "grid_order.cuh"
 
 namespace i8g {
 
@@ -77,6 +78,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 
   __shared__ int As[KW * AP];
   __shared__ int Bs[KW * BP];
+  grid_order();  // nothing global is touched before it (grid_order.cuh)
 
   const long long M = args.m;
   const long long N = N_ ? N_ : args.n;

@@ -22,6 +22,7 @@
 // the other families. No split-K; [N,K] weights only (wgmma .s8 has no transpose).
 #pragma once
 #include "epilogue.cuh"
+#include "grid_order.cuh"
 #include "tile_copy.cuh"
 #include "wgmma_frag.h"
 
@@ -336,6 +337,7 @@ __global__ void __launch_bounds__(wg::kWarpgroup * WG, 1)
   // The dynamic window is rounded up to the next 1024-byte boundary (the launch asks for 1 KiB
   // more than the ring), so the swizzle pattern starts where the descriptors say it does.
   extern __shared__ __align__(1024) unsigned char smem[];
+  grid_order();  // nothing global is touched before it (grid_order.cuh)
 
   const long long M = args.m;
   const long long N = N_ ? N_ : args.n;

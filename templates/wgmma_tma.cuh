@@ -48,6 +48,7 @@
 // zero fill is slow) and a stage expects that many fewer bytes.
 #pragma once
 #include "epilogue.cuh"
+#include "grid_order.cuh"
 #include "splitk.cuh"
 #include "wgmma.cuh"  // wgmma_s8, the wgmma fences and the descriptor/fragment maps
 
@@ -304,6 +305,9 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     tma::cluster_sync_after_init();
   else
     __syncthreads();
+  // The barriers' setup (shared memory only) and the maps' prefetch (kernel parameters) may
+  // overlap the previous kernel's tail; nothing global is touched before this (grid_order.cuh).
+  grid_order();
 
   if (role == 0) {
     tma::lower_registers<40>();

@@ -48,7 +48,7 @@ class Runner {
   virtual ~Runner() = default;
   virtual size_t workspace_bytes() const = 0;
   virtual std::string run(const int8_t* x, const int8_t* w, const float* xs, const float* ws, void* out,
-                          void* workspace, cudaStream_t stream) const = 0;
+                          void* workspace, cudaStream_t stream, bool pdl) const = 0;
 };
 
 // Defined by kernels_vllm.cu / kernels_sglang.cu for the specs of that source; throw

@@ -63,8 +63,8 @@ const CutlassConfig& CutlassGemm::config() const { return cutlass_configs()[impl
 size_t CutlassGemm::workspace_bytes() const { return impl_->runner->workspace_bytes(); }
 
 std::string CutlassGemm::run(const int8_t* x, const int8_t* w, const float* xs, const float* ws, void* out_bf16,
-                             void* workspace, cudaStream_t stream) const {
-  return impl_->runner->run(x, w, xs, ws, out_bf16, workspace, stream);
+                             void* workspace, cudaStream_t stream, bool pdl) const {
+  return impl_->runner->run(x, w, xs, ws, out_bf16, workspace, stream, pdl);
 }
 
 }  // namespace i8g::peers

@@ -62,9 +62,12 @@ class CutlassGemm {
   size_t workspace_bytes() const;  // 0 for every configuration; pass nullptr then
 
   // Enqueues one GEMM on `stream`. Returns "" on success, otherwise what failed
-  // (CUTLASS initialize/run status and the CUDA error).
+  // (CUTLASS initialize/run status and the CUDA error). pdl: a programmatic dependent launch
+  // (CUTLASS's launch_with_pdl; the kernels are built with CUTLASS_ENABLE_GDC_FOR_SM90, so they
+  // wait for the previous grid before touching memory and let the next one launch early), as
+  // i8gemm's own launches on sm_90.
   std::string run(const int8_t* x, const int8_t* w, const float* xs, const float* ws, void* out_bf16,
-                  void* workspace, cudaStream_t stream) const;
+                  void* workspace, cudaStream_t stream, bool pdl = false) const;
 
  private:
   struct Impl;

@@ -122,7 +122,7 @@ class ScaledMmRunner final : public Runner {
   size_t workspace_bytes() const override { return workspace_; }
 
   std::string run(const int8_t* x, const int8_t* w, const float* xs, const float* ws, void* out, void* workspace,
-                  cudaStream_t stream) const override {
+                  cudaStream_t stream, bool pdl) const override {
     if (workspace_ > 0 && workspace == nullptr) return std::string(K::kSpec.name) + ": workspace is null";
     const auto args = arguments(x, w, xs, ws, static_cast<typename K::ElementD*>(out));
     Gemm op;
@@ -132,7 +132,7 @@ class ScaledMmRunner final : public Runner {
     if (s != cutlass::Status::kSuccess)
       return std::string(K::kSpec.name) + ": CUTLASS initialize: " + cutlassGetStatusString(s) + " (" +
              cudaGetErrorString(cudaGetLastError()) + ")";
-    s = op.run(stream);
+    s = op.run(stream, /*cuda_adapter=*/nullptr, pdl);
     if (s != cutlass::Status::kSuccess)
       return std::string(K::kSpec.name) + ": CUTLASS run: " + cutlassGetStatusString(s) + " (" +
              cudaGetErrorString(cudaGetLastError()) + ")";

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
+#include "core/options.hpp"
 #include "generator/families.hpp"
 #include "generator/generator.hpp"
 #include "runtime/gpu/tensor_map.hpp"
@@ -12,16 +15,14 @@ namespace i8g {
 
 namespace {
 
-// A launch of shape s in clusters, over `grid` blocks on `stream`: the config for
-// cuLaunchKernelEx and cuOccupancyMaxActiveClusters. Not copyable (config points at attr).
-struct ClusterLaunch {
-  CUlaunchAttribute attr{};
+// A launch of shape s over `grid` blocks on `stream`: the config for cuLaunchKernelEx and
+// cuOccupancyMaxActiveClusters, with the cluster shape where s has one and, where `programmatic`,
+// programmatic stream serialization (the kernel may start before the previous kernel in the
+// stream ends; templates/grid_order.cuh). Not copyable (config points at attrs).
+struct ExLaunch {
+  CUlaunchAttribute attrs[2]{};
   CUlaunchConfig config{};
-  ClusterLaunch(const LaunchShape& s, const unsigned (&grid)[3], CUstream stream) {
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = s.cluster[0];
-    attr.value.clusterDim.y = s.cluster[1];
-    attr.value.clusterDim.z = s.cluster[2];
+  ExLaunch(const LaunchShape& s, const unsigned (&grid)[3], CUstream stream, bool programmatic) {
     config.gridDimX = grid[0];
     config.gridDimY = grid[1];
     config.gridDimZ = grid[2];
@@ -30,12 +31,30 @@ struct ClusterLaunch {
     config.blockDimZ = s.block[2];
     config.sharedMemBytes = s.dynamic_smem;
     config.hStream = stream;
-    config.attrs = &attr;
-    config.numAttrs = 1;
+    config.attrs = attrs;
+    if (s.cluster[0] * s.cluster[1] * s.cluster[2] > 1) {
+      CUlaunchAttribute& a = attrs[config.numAttrs++];
+      a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      a.value.clusterDim.x = s.cluster[0];
+      a.value.clusterDim.y = s.cluster[1];
+      a.value.clusterDim.z = s.cluster[2];
+    }
+    if (programmatic) {
+      CUlaunchAttribute& a = attrs[config.numAttrs++];
+      a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      a.value.programmaticStreamSerializationAllowed = 1;
+    }
   }
-  ClusterLaunch(const ClusterLaunch&) = delete;
-  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+  ExLaunch(const ExLaunch&) = delete;
+  ExLaunch& operator=(const ExLaunch&) = delete;
 };
+
+// Whether kernels for `arch` launch programmatically (sm_90 and later, where every generated
+// kernel waits in grid_order() before touching memory), unless I8GEMM_PDL=0.
+bool programmatic_launches(const std::string& arch) {
+  int sm = 0;
+  return options().pdl && std::sscanf(arch.c_str(), "sm_%d", &sm) == 1 && sm >= 90;
+}
 
 // How many blocks of `fn` can be resident at once when launched in clusters of `cluster`
 // blocks: the driver's count of co-resident clusters (cuOccupancyMaxActiveClusters: the SMs of
@@ -45,7 +64,7 @@ struct ClusterLaunch {
 int resident_blocks(CUfunction fn, const LaunchShape& s, int sm_count) {
   const unsigned cluster = s.cluster[0] * s.cluster[1] * s.cluster[2];
   if (cluster <= 1 || !fn || sm_count <= 0) return sm_count;
-  const ClusterLaunch one(s, s.cluster, nullptr);  // a grid of one cluster
+  const ExLaunch one(s, s.cluster, nullptr, false);  // a grid of one cluster
   int clusters = 0;
   if (driver().cuOccupancyMaxActiveClusters(&clusters, fn, &one.config) != CUDA_SUCCESS || clusters <= 0)
     return sm_count;
@@ -58,6 +77,7 @@ KernelInstance::KernelInstance(KernelSpec spec, CUfunction fn, int64_t max_m, in
     : spec_(std::move(spec)), fn_(fn), max_m_(max_m),
       sm_count_(resident_blocks(fn, launch_shape(spec_, 1, sm_count), sm_count)),
       tma_operands_(family_info(spec_.config.family).tma_operands),
+      programmatic_(programmatic_launches(spec_.arch)),
       workspace_(zeroed_device_buffer(workspace_bytes(spec_, max_m))) {}
 
 void KernelInstance::launch(const I8gArgs& a, CUstream stream) const {
@@ -83,18 +103,23 @@ void KernelInstance::launch_into(const I8gArgs& a, CUstream stream, int* workspa
   OperandMaps maps;
   void* params[] = {&args, &maps.x, &maps.w};
   if (tma_operands_) maps = operand_tensor_maps(spec_, args);
-  if (const SplitKCounters c = splitk_counters(spec_, a.m); clear_counters && c.blocks > 0)
+  bool cleared = false;
+  if (const SplitKCounters c = splitk_counters(spec_, a.m); clear_counters && c.blocks > 0) {
     check_cu(driver().cuMemsetD2D32Async(reinterpret_cast<CUdeviceptr>(workspace), c.pitch, 0u, c.words,
                                          size_t(c.blocks), stream),
              "cuMemsetD2D32Async");
-  if (s.cluster[0] * s.cluster[1] * s.cluster[2] == 1) {
+    cleared = true;
+  }
+  // Right after the memset the kernel launches plainly: programmatic serialization orders a
+  // kernel after a kernel. Stream capture records either as a kernel node (with the cluster
+  // shape, and a programmatic edge from the kernel before it).
+  const ExLaunch launch(s, s.grid, stream, programmatic_ && !cleared);
+  if (launch.config.numAttrs == 0) {
     check_cu(driver().cuLaunchKernel(fn_, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2],
                                      s.dynamic_smem, stream, params, nullptr),
              "cuLaunchKernel");
     return;
   }
-  // A cluster launch (stream capture records it as a kernel node with its cluster shape).
-  const ClusterLaunch launch(s, s.grid, stream);
   check_cu(driver().cuLaunchKernelEx(&launch.config, fn_, params, nullptr), "cuLaunchKernelEx");
 }
 

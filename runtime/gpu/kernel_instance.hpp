@@ -33,7 +33,10 @@ class KernelInstance {
   int64_t max_m() const { return max_m_; }
   // The kernel over a.m rows (at most max_m) on `stream`; n, k and workspace come from the
   // instance; families that load with TMA get their two tensor maps encoded here (host only).
-  // Only a launch: no allocation, no synchronization, so it is safe while capturing.
+  // Only a launch: no allocation, no synchronization, so it is safe while capturing. On sm_90
+  // and later the launch is programmatic (it may start before the previous kernel in the stream
+  // ends; every generated kernel waits for it before touching memory: templates/grid_order.cuh)
+  // unless I8GEMM_PDL=0.
   void launch(const I8gArgs& a, CUstream stream) const;
   // The same into a caller's workspace of at least workspace_bytes(spec(), a.m) bytes, which
   // may hold anything: the launch's arrival counters are zeroed first on `stream` (one 2D
@@ -51,6 +54,7 @@ class KernelInstance {
   int64_t max_m_ = 0;
   int sm_count_ = 0;  // blocks resident at once: the SM count, or less where clusters do not tile the SMs
   bool tma_operands_ = false;  // the family takes two tensor maps (looked up once, not per launch)
+  bool programmatic_ = false;  // launched with programmatic stream serialization (sm_90+, not I8GEMM_PDL=0)
   DeviceBuffer workspace_;
 };
 
