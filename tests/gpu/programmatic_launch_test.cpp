@@ -13,23 +13,13 @@
 #include "runtime/capi/capi_args.hpp"
 #include "runtime/serve/engine.hpp"
 #include "tests/gpu/gpu_support.hpp"
+#include "tests/gpu/kernel_check.hpp"
 
 namespace i8g::gputest {
 namespace {
 
-class ProgrammaticLaunch : public GpuTest {
- protected:
-  void SetUp() override {
-    GpuTest::SetUp();
-    if (IsSkipped()) return;
-    engine_ = std::make_unique<Engine>(0, test_cache_path());
-  }
-  void TearDown() override {
-    engine_.reset();
-    GpuTest::TearDown();
-  }
-  std::unique_ptr<Engine> engine_;
-};
+// The engine (and target) of kernel_check.hpp's fixture.
+class ProgrammaticLaunch : public KernelCheckTest {};
 
 constexpr int kLaunches = 16;  // alternating a, b, ..., the last one b's
 
