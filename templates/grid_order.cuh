@@ -9,9 +9,9 @@
 // No kernel signals `griddepcontrol.launch_dependents`, so the next grid launches as this one's
 // blocks exit. Signalling at the start of each block (the next grid's blocks then wait on the
 // SMs as they free up), or in decode_mma after its main loop and in wgmma_tma's producer after
-// its last load, measured 0.92-0.96x the time without PDL on some shapes and 1.06-1.23x on others
-// (4096x14336 at M = 1, 64, 256; 6144x4096 at M = 16); the wait alone 0.90-0.99x on all but one
-// of 20 points (H200, session 16: docs/pdl.md).
+// its last load, measured 0.92-0.99x the time without PDL on 16 of 20 points and 1.01-1.23x on
+// the other four (4096x14336 at M = 1, 64, 256 among them); the wait alone 0.90-0.99x on 19 of 20
+// (H200, session 16: docs/pdl.md).
 #pragma once
 
 namespace i8g {

@@ -103,17 +103,16 @@ void KernelInstance::launch_into(const I8gArgs& a, CUstream stream, int* workspa
   OperandMaps maps;
   void* params[] = {&args, &maps.x, &maps.w};
   if (tma_operands_) maps = operand_tensor_maps(spec_, args);
-  bool cleared = false;
-  if (const SplitKCounters c = splitk_counters(spec_, a.m); clear_counters && c.blocks > 0) {
+  const SplitKCounters c = splitk_counters(spec_, a.m);
+  const bool clear = clear_counters && c.blocks > 0;
+  if (clear)
     check_cu(driver().cuMemsetD2D32Async(reinterpret_cast<CUdeviceptr>(workspace), c.pitch, 0u, c.words,
                                          size_t(c.blocks), stream),
              "cuMemsetD2D32Async");
-    cleared = true;
-  }
   // Right after the memset the kernel launches plainly: programmatic serialization orders a
   // kernel after a kernel. Stream capture records either as a kernel node (with the cluster
   // shape, and a programmatic edge from the kernel before it).
-  const ExLaunch launch(s, s.grid, stream, programmatic_ && !cleared);
+  const ExLaunch launch(s, s.grid, stream, programmatic_ && !clear);
   if (launch.config.numAttrs == 0) {
     check_cu(driver().cuLaunchKernel(fn_, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2],
                                      s.dynamic_smem, stream, params, nullptr),
