@@ -100,26 +100,41 @@ bool clusters_pay(const KernelConfig& c) {
          (c.schedule == kPingPong && c.bm == 64 && c.bn == 256);
 }
 
-// Split-K is for shapes whose tiles leave SMs idle at small M: issue 12's M = 128 (2560 x 4096
-// is 40 tiles of 64 x 128 for 132 SMs), so the rule counts tiles at M = 128. Only three tile
-// shapes get splits: the ping-pong bm 64 tiles with bn 64 (the measured best at M = 128) and
-// 128 (the untuned default's below M = 2048), and the cooperative 128 x 128 (one tile row at
-// M = 128). Each gets the two splits splits_to_offer picks within 2 waves of units (a
-// persistent block walks them back to back) where every slice keeps >= 2 K tiles.
-constexpr int64_t kSplitM = 128;
+// Split-K is for shapes whose tiles leave SMs idle at small and mid M (768 x 4096 at M = 64 is
+// 16 tiles of 64 x 48 for 132 SMs). The tiles with one m64 instruction per consumer and bn 48
+// or 64 (ping-pong 64 x bn, cooperative 128 x bn) get splits: for each M of kSplitMs, the one
+// split splits_to_offer picks for that M's tile count within 2 waves of units (a persistent
+// block walks them back to back) where every slice keeps >= 4 K tiles. A tune races a split
+// only at an M whose tiles it fills (races_at): fewer tiles than SMs, units within two waves.
+// On the H200 (session 17, calls 1-2, 2560 x 4096, 6144 x 4096 and 768 x 4096 at M = 32..512)
+// splits won only at 768 x 4096 up to M = 128 (ping-pong 64 x 48 sk4, 0.91-0.93x the best
+// unsplit time); the wider tiles' splits (bn 80..128) and slices of 2 K tiles were never within
+// 5% of a winner there.
+constexpr int64_t kSplitMs[] = {64, 128, 256, 512};
+constexpr int64_t kMinSliceKTiles = 4;
 bool split_shape(const KernelConfig& c) {
-  return c.schedule == kPingPong ? c.bm == 64 && (c.bn == 64 || c.bn == 128) : c.bm == 128 && c.bn == 128;
+  return c.cluster_m == 1 && consumer_rows(c) == kWgM && (c.bn == 48 || c.bn == 64);
+}
+
+bool split_fills(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
+  const int64_t n = tiles(p, c, m);
+  return n < t.sm_count && n * c.split_k <= 2 * int64_t(t.sm_count);
 }
 
 std::vector<KernelConfig> split_variants(const GemmProblem& p, const KernelConfig& c, const Target& t) {
   std::vector<KernelConfig> out;
   if (!split_shape(c)) return out;
-  for (int s : splits_to_offer(tiles(p, c, kSplitM), t, 2, 2, [&](int split) { return k_tiles(p) / split >= 2; })) {
-    KernelConfig sc = c;
-    sc.split_k = s;
-    if (invalid_reason(p, sc, t).empty()) out.push_back(sc);
-  }
+  for (int64_t m : kSplitMs)
+    for (int s : splits_to_offer(tiles(p, c, m), t, 2, 1, [&](int split) { return k_tiles(p) / split >= kMinSliceKTiles; })) {
+      KernelConfig sc = c;
+      sc.split_k = s;
+      if (std::find(out.begin(), out.end(), sc) == out.end() && invalid_reason(p, sc, t).empty()) out.push_back(sc);
+    }
   return out;
+}
+
+bool races_at(const KernelSpec& spec, int64_t m) {
+  return spec.config.split_k == 1 || split_fills(spec.problem, spec.config, Target::from_arch(spec.arch), m);
 }
 
 // The wide tiles: bn 96, 160 or 192 where it divides N (768 = 8 x 96, 2560 = 16 x 160,
@@ -166,8 +181,7 @@ bool deep_shape(const KernelConfig& c) {
 // width_offered says; at most 128 accumulators per consumer thread; bk = 128; as many
 // stages as fit (at most 8, the narrow tiles up to 16). At most 9 + 6 + 4 configs; then a cm2
 // variant of each clusters_pay shape among them, a deep-ring variant of each small ping-pong
-// tile (deep_shape) and at most 6 split-K variants of three of them (split_variants), last.
-// At most 31.
+// tile (deep_shape) and split-K variants of four of them, at most 4 each (split_variants), last.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;
@@ -320,6 +334,7 @@ const FamilyInfo& wgmma_tma_family() {
     f.optional_name_fields = {ConfigField::cluster_m};  // "_cm2"; no cluster leaves the names as they were
     f.untuned_rank = 3;  // above mma_sync, where serves_untuned accepts (sm_90a, M >= 17)
     f.serves_untuned = serves_untuned;
+    f.races_at = races_at;
     f.unsupported = unsupported;
     f.candidates = candidates;
     f.invalid_reason = invalid_reason;

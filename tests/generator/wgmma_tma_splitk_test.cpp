@@ -1,7 +1,8 @@
-// Split-K in the wgmma_tma family's generator rules: which configs get split variants (three tile
-// shapes, tiles at M = 128 fewer than the SMs, at most two splits each within two waves of
-// units, >= 2 K tiles per slice), why a split is refused, the names, the persistent grid over
-// work units and the workspace sizes (templates/splitk.h); the untuned default stays unsplit.
+// Split-K in the wgmma_tma family's generator rules: which configs get split variants (four tile
+// shapes; per M of 64..512 with fewer tiles than SMs, the split whose units fill two waves best,
+// >= 4 K tiles per slice), where a tune races them, why a split is refused, the names, the
+// persistent grid over work units and the workspace sizes (templates/splitk.h); the untuned
+// default stays unsplit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,18 +38,25 @@ int64_t tiles(const GemmProblem& p, const KernelConfig& c, int64_t m) {
 
 }  // namespace
 
-// 2560 x 4096 at M = 128 (issue 12): 80, 40 and 20 tiles for the three shapes; the splits whose
-// last wave of units is fullest within two waves of 132 SMs (ties: the smaller split).
-TEST(WgmmaTmaSplitK, TheThreeShapesGetTheSplitsThatFillTheSms) {
-  const std::map<std::string, std::vector<int>> want = {
-      {"sc2 64x64", {3, 2}},     // 240 units (0.91 of two waves), 160
-      {"sc2 64x128", {3, 6}},    // 120 units (0.91 of one wave), 240
-      {"sc1 128x128", {6, 12}},  // 120, 240
+// The four split shapes (one m64 instruction per consumer, bn 48 or 64) get, for each M of 64,
+// 128, 256 and 512 where their tiles are fewer than the SMs, the split whose last wave of units
+// is fullest within two waves of 132 SMs (ties: the smaller split), each slice keeping >= 4 K
+// tiles. 768 x 4096 with 64 x 48 tiles: 16, 32, 64, 128 tiles at those M: splits 8, 4, 2, 2.
+TEST(WgmmaTmaSplitK, TheFourShapesGetTheSplitsThatFillTheSms) {
+  const std::map<std::string, std::vector<int>> n768 = {
+      {"sc2 64x48", {8, 4, 2}},   // 128 units at M = 64, 128, 256; 256 (0.97 of two waves) at 512
+      {"sc2 64x64", {8, 4, 2}},   // 12 tiles: 96; 24: 96; 48: 96 (s8, s4, s2 the fullest); 96: s2
+      {"sc1 128x48", {8, 4, 2}},  // 16, 16, 32, 64 tiles
+      {"sc1 128x64", {8, 4, 2}},  // 12, 12, 24, 48 tiles
   };
-  EXPECT_EQ(splits_by_shape({2560, 4096}), want);
-  const std::map<std::string, std::vector<int>> tp4_4096x2048 = {
-      {"sc2 64x64", {2}}, {"sc2 64x128", {2, 4}}, {"sc1 128x128", {4, 8}}};
-  EXPECT_EQ(splits_by_shape({4096, 2048}), tp4_4096x2048);
+  EXPECT_EQ(splits_by_shape({768, 4096}), n768);
+  const std::map<std::string, std::vector<int>> n2560 = {
+      {"sc2 64x48", {2}},   // 54 tiles at M = 64: 108 units; 108 at 128: 216; more at 256 (no split)
+      {"sc2 64x64", {3}},   // 40 and 80 tiles: 120 and 240 units
+      {"sc1 128x48", {2}},  // 54, 54, 108 tiles
+      {"sc1 128x64", {3}},  // 40, 40, 80 tiles
+  };
+  EXPECT_EQ(splits_by_shape({2560, 4096}), n2560);
 }
 
 TEST(WgmmaTmaSplitK, EverySplitCandidateFollowsTheRule) {
@@ -64,25 +72,34 @@ TEST(WgmmaTmaSplitK, EverySplitCandidateFollowsTheRule) {
       }
       ++split;
       const KernelSpec s{p, c, kHopper.arch};
-      EXPECT_TRUE((c.schedule == 2 && c.bm == 64 && c.bn <= 128) || (c.schedule == 1 && c.bm == 128 && c.bn == 128))
-          << s.name();
+      EXPECT_TRUE((c.schedule == 2 && c.bm == 64) || (c.schedule == 1 && c.bm == 128)) << s.name();
+      EXPECT_TRUE(c.bn == 48 || c.bn == 64) << s.name();
       const int64_t ktiles = (p.k + 127) / 128;
-      EXPECT_GE(ktiles / c.split_k, 2) << s.name() << ": every slice keeps two K tiles";
-      EXPECT_LT(tiles(p, c, 128), kHopper.sm_count) << s.name();
-      EXPECT_LE(tiles(p, c, 128) * c.split_k, 2 * kHopper.sm_count) << s.name();
+      EXPECT_GE(ktiles / c.split_k, 4) << s.name() << ": every slice keeps four K tiles";
+      // Raced exactly at the M whose tiles it fills: fewer tiles than SMs, units within 2 waves;
+      // offered because one of M = 64..512 is such an M.
+      bool fills_some = false;
+      for (int64_t m : {1, 17, 32, 64, 100, 128, 256, 512, 1024, 4096}) {
+        const bool fills = tiles(p, c, m) < kHopper.sm_count && tiles(p, c, m) * c.split_k <= 2 * kHopper.sm_count;
+        EXPECT_EQ(raced_at(s, m), fills) << s.name() << " M=" << m;
+        if (m >= 64 && m <= 512) fills_some = fills_some || fills;
+      }
+      EXPECT_TRUE(fills_some) << s.name();
       EXPECT_NE(s.name().find("_sk" + std::to_string(c.split_k)), std::string::npos) << s.name();
       EXPECT_EQ(KernelSpec::parse_name(s.name()), s);
       EXPECT_EQ(invalid_reason(p, c, kHopper), "") << s.name();
       KernelConfig twin = c;
       twin.split_k = 1;
       EXPECT_NE(std::find(cs.begin(), cs.end(), twin), cs.end()) << s.name() << ": a split of an offered config";
+      if (c.split_k > 1) EXPECT_TRUE(raced_at({p, twin, kHopper.arch}, 4096)) << "unsplit configs race everywhere";
     }
-    EXPECT_LE(split, 6u) << p.key();
+    EXPECT_LE(split, 16u) << p.key() << ": four shapes, at most one split per M of 64..512";
     EXPECT_LE(unsplit, 25u) << p.key() << ": 9 plain + 6 wide + 4 narrow + 3 as 2x1 clusters + 3 deep";
   }
-  // 6144 x 4096: the 64 x 64 ping-pong tiles fill the SMs at M = 128 (192 tiles): no split.
-  EXPECT_EQ(splits_by_shape({6144, 4096}).count("sc2 64x64"), 0u);
-  // Three K tiles cannot give two slices two each; wide N fills the SMs with tiles.
+  // 6144 x 4096: the 64 x 64 ping-pong tiles fill the SMs from M = 128 (192 tiles), at M = 64
+  // 96 tiles: a split of 2 (192 units).
+  EXPECT_EQ(splits_by_shape({6144, 4096}).at("sc2 64x64"), std::vector<int>{2});
+  // Three K tiles cannot give two slices four each; wide N fills the SMs with tiles.
   EXPECT_TRUE(splits_by_shape({4096, 384}).empty());
   EXPECT_TRUE(splits_by_shape({32768, 4096}).empty());
 }

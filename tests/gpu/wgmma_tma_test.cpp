@@ -174,7 +174,7 @@ TEST_F(WgmmaTma, SplitKCandidatesAreExactOverTailsAndRepeatedLaunches) {
       {make_problem(2560, 4096), {1, 128, 333}},  // 333 rows: 6 tile rows of 64, units > SMs
       {make_problem(1000, 4080), {77, 200}},      // N and K tails
       {make_problem(1001, 4080), {5}},            // odd N
-      {make_problem(768, 4096), {64}},            // 16-way splits
+      {make_problem(768, 4096), {64}},            // 8-way splits
   };
   int runs = 0, exact = 0;
   std::set<int> schedules;
