@@ -25,15 +25,21 @@ constexpr int kGroupM = 8;          // tile rows walked together (L2 reuse)
 constexpr int kMaxStages = 16;     // the ring depths the template takes
 constexpr int kPlainStages = 8;    // the plain candidates' depth cap; deep variants go further
 constexpr int kMaxClusterM = 2;
+constexpr int kMaxClusterK = 2;
 
 int stage_bytes(const KernelConfig& c) { return (c.bm + c.bn) * c.bk; }
 int threads(const KernelConfig&) { return kThreads; }
-// The ring, its alignment slack, two 8-byte mbarriers per stage and the two turn barriers.
-int dynamic_smem(const KernelConfig& c) { return c.stages * stage_bytes(c) + kAlignSlack + 16 * c.stages + 16; }
-// The consumers' budget after setmaxnreg: accumulators plus addresses, descriptors, loop state
-// and the epilogue's operands; the template raises them to 232.
 constexpr int kCooperative = 1, kPingPong = 2;  // KernelConfig::schedule
 int consumer_rows(const KernelConfig& c) { return c.schedule == kPingPong ? c.bm : c.bm / kConsumers; }
+// A K pair's exchange buffers (one per consumer, its rows x bn int32) and their four barriers.
+int pair_bytes(const KernelConfig& c) { return c.cluster_k > 1 ? 2 * consumer_rows(c) * c.bn * 4 + 32 : 0; }
+// The ring, its alignment slack, two 8-byte mbarriers per stage, the two turn barriers and a
+// K pair's exchange.
+int dynamic_smem(const KernelConfig& c) {
+  return c.stages * stage_bytes(c) + kAlignSlack + 16 * c.stages + 16 + pair_bytes(c);
+}
+// The consumers' budget after setmaxnreg: accumulators plus addresses, descriptors, loop state
+// and the epilogue's operands; the template raises them to 232.
 int registers(const KernelConfig& c) { return consumer_rows(c) * c.bn / 128 + 64; }
 
 int64_t k_tiles(const GemmProblem& p) { return (p.k + kRowBytes - 1) / kRowBytes; }
@@ -81,6 +87,14 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
     return fmt::format("cluster_m={} (need 1, no cluster, or 2, two blocks along M sharing each w tile)", c.cluster_m);
   if (c.cluster_m > 1 && c.split_k > 1)
     return fmt::format("cluster_m={} with split_k={}: a cluster config does not split K", c.cluster_m, c.split_k);
+  if (c.cluster_k < 1 || c.cluster_k > kMaxClusterK)
+    return fmt::format("cluster_k={} (need 1, no pair, or 2, two blocks over the halves of K)", c.cluster_k);
+  if (c.cluster_k > 1 && (c.cluster_m > 1 || c.split_k > 1))
+    return fmt::format("cluster_k={} with cluster_m={}, split_k={}: a K pair neither clusters along M nor splits K",
+                       c.cluster_k, c.cluster_m, c.split_k);
+  if (c.cluster_k > k_tiles(p))
+    return fmt::format("cluster_k={} leaves a block without K tiles (K={} is {} tiles of 128)", c.cluster_k, p.k,
+                       k_tiles(p));
   const int smem = dynamic_smem(c);
   if (smem > t.smem_per_block_optin)
     return fmt::format("{} bytes of shared memory above the target's {} per block", smem, t.smem_per_block_optin);
@@ -133,8 +147,37 @@ std::vector<KernelConfig> split_variants(const GemmProblem& p, const KernelConfi
   return out;
 }
 
+// A K pair (cluster_k = 2) is for tiles that fit one wave of pairs: at most half the SMs.
+bool pair_fills(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
+  return tiles(p, c, m) * c.cluster_k <= t.sm_count;
+}
+
 bool races_at(const KernelSpec& spec, int64_t m) {
-  return spec.config.split_k == 1 || split_fills(spec.problem, spec.config, Target::from_arch(spec.arch), m);
+  const KernelConfig& c = spec.config;
+  if (c.split_k == 1 && c.cluster_k == 1) return true;
+  const Target t = Target::from_arch(spec.arch);
+  return c.split_k > 1 ? split_fills(spec.problem, c, t, m) : pair_fills(spec.problem, c, t, m);
+}
+
+// K pairs of the split shapes, offered where K is long (at least 64 K tiles) and one of
+// M = 32..128 has tiles for at most half the SMs, with as deep a ring as fits beside the
+// exchange buffers. On the H200 (session 17 call 4) a pair won 4096 x 14336 at M = 128
+// (cooperative 128 x 64: 20.7 us against 21.7 for its workspace split and 22.1 for the best
+// unsplit tile) and lost everywhere at K = 4096 (2560 x 4096 M = 64: 7.07 against 6.57 for the
+// unsplit 64 x 48: twice the blocks streaming half of K each are not faster, the operands'
+// total traffic is what bounds these points) and at M = 32, 64 of K = 14336.
+constexpr int64_t kPairMs[] = {32, 64, 128};
+constexpr int64_t kMinPairKTiles = 64;
+int fitting_stages(const KernelConfig& c, const Target& t);
+std::vector<KernelConfig> pair_variants(const GemmProblem& p, const KernelConfig& c, const Target& t) {
+  if (!split_shape(c) || k_tiles(p) < kMinPairKTiles) return {};
+  KernelConfig pc = c;
+  pc.cluster_k = 2;
+  pc.stages = fitting_stages(pc, t);
+  bool fills = false;
+  for (int64_t m : kPairMs) fills = fills || pair_fills(p, pc, t, m);
+  if (!fills || !invalid_reason(p, pc, t).empty()) return {};
+  return {pc};
 }
 
 // The wide tiles: bn 96, 160 or 192 where it divides N (768 = 8 x 96, 2560 = 16 x 160,
@@ -165,7 +208,7 @@ bool width_offered(const GemmProblem& p, const KernelConfig& c) {
 
 // The stages that fit the target's shared memory, at most kMaxStages.
 int fitting_stages(const KernelConfig& c, const Target& t) {
-  return std::min(kMaxStages, (t.smem_per_block_optin - kAlignSlack - 16) / (stage_bytes(c) + 16));
+  return std::min(kMaxStages, (t.smem_per_block_optin - kAlignSlack - 16 - pair_bytes(c)) / (stage_bytes(c) + 16));
 }
 // The ping-pong tiles that also run with as deep a ring as fits (14 stages of 64 x 64, 9 of
 // 64 x 128 and 128 x 64): the small tiles of small M, whose SMs wait on loads (ncu on the
@@ -217,6 +260,8 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
       out.push_back(dc);
   for (size_t i = 0; i < plain; ++i)
     for (const KernelConfig& sc : split_variants(p, out[i], t)) out.push_back(sc);
+  for (size_t i = 0; i < plain; ++i)
+    for (const KernelConfig& pc : pair_variants(p, out[i], t)) out.push_back(pc);
   return out;
 }
 
@@ -255,7 +300,7 @@ const UntunedTile* untuned_tile(const KernelConfig& c) {
 // tile rows of a unit consecutive, or split_k K slices of a tile; one per tile otherwise.
 int64_t units(const GemmProblem& p, const KernelConfig& c, int64_t m) {
   const int64_t tiles_m = (std::max<int64_t>(m, 1) + c.bm - 1) / c.bm;
-  return ((tiles_m + c.cluster_m - 1) / c.cluster_m) * ((p.n + c.bn - 1) / c.bn) * c.split_k;
+  return ((tiles_m + c.cluster_m - 1) / c.cluster_m) * ((p.n + c.bn - 1) / c.bn) * c.split_k;  // a K pair: its tile
 }
 
 // The untuned default: one of those tiles, from M = 17 up (above decode_mma's and mma_sync's
@@ -268,7 +313,7 @@ int64_t units(const GemmProblem& p, const KernelConfig& c, int64_t m) {
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target&, int64_t m) {
   constexpr int64_t kMinUntunedRows = 17;
   return m >= kMinUntunedRows && p.k >= kRowBytes && untuned_tile(c) != nullptr && c.split_k == 1 &&
-         c.cluster_m == 1 &&
+         c.cluster_m == 1 && c.cluster_k == 1 &&
          tiles(p, c, m) < (int64_t(1) << 30);
 }
 
@@ -287,7 +332,8 @@ double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_
 std::vector<TemplateArg> template_args(const KernelSpec& s) {
   const KernelConfig& c = s.config;
   std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", kGroupM},
-                                {"PP", c.schedule == kPingPong ? 1 : 0}, {"CM", c.cluster_m}, {"SPLIT_K", c.split_k}};
+                                {"PP", c.schedule == kPingPong ? 1 : 0}, {"CM", c.cluster_m}, {"CK", c.cluster_k},
+                                {"SPLIT_K", c.split_k}};
   for (const TemplateArg& x : problem_template_args(s.problem, false)) a.push_back(x);
   return a;
 }
@@ -298,7 +344,7 @@ std::vector<TemplateArg> template_args(const KernelSpec& s) {
 // (sm_count: the blocks that can be resident at once; KernelInstance lowers it to what the
 // device's cluster occupancy allows), the cluster {cluster_m, 1, 1}.
 LaunchShape launch(const KernelSpec& spec, int64_t m, int sm_count) {
-  const int cm = spec.config.cluster_m;
+  const int cm = spec.config.cluster_m * spec.config.cluster_k;  // blocks per cluster
   const int64_t n = units(spec.problem, spec.config, m);
   const int64_t most = sm_count > 0 ? std::max(1, sm_count / cm) : 65535 / cm;
   LaunchShape s{};
@@ -331,7 +377,8 @@ const FamilyInfo& wgmma_tma_family() {
     f.tma_operands = true;
     f.name_fields = {ConfigField::warpgroups, ConfigField::stages, ConfigField::schedule, ConfigField::split_k};
     f.splits_k = true;
-    f.optional_name_fields = {ConfigField::cluster_m};  // "_cm2"; no cluster leaves the names as they were
+    // "_cm2", "_ck2"; no cluster leaves the names as they were
+    f.optional_name_fields = {ConfigField::cluster_m, ConfigField::cluster_k};
     f.untuned_rank = 3;  // above mma_sync, where serves_untuned accepts (sm_90a, M >= 17)
     f.serves_untuned = serves_untuned;
     f.races_at = races_at;

@@ -69,6 +69,9 @@ struct KernelConfig {
                                       // multicast); names carry it only where it is not 1
   int warps_k = 0;                    // decode_mma: warps per block along K (each streams every
                                       // warps_k-th chunk of the block's K slice)
+  int cluster_k = 1;                  // wgmma_tma: blocks per thread-block cluster along K (2: a
+                                      // pair over the two halves of each tile's K, summed through
+                                      // shared memory); names carry it only where it is not 1
 
   int threads() const;
   int static_smem_bytes() const;  // shared memory the template declares for this tile

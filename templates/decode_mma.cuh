@@ -54,11 +54,6 @@ __device__ __forceinline__ int4 load_act(const signed char* p) {
                : "l"(p));
   return v;
 }
-__device__ __forceinline__ int4 lds_128(unsigned addr) {
-  int4 v;
-  asm volatile("ld.shared.v4.s32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
-  return v;
-}
 __device__ __forceinline__ unsigned word(const int4& v, int i) {
   return unsigned(i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w);
 }
@@ -224,9 +219,9 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
 #pragma unroll
         for (int r = 0; r < RT; ++r)
 #pragma unroll
-          for (int h = 0; h < 2; ++h) c.w[r][h][u] = dec::lds_128(src + dec::ring_offset(dec::w_row(r, h, lane), k_unit, BK));
+          for (int h = 0; h < 2; ++h) c.w[r][h][u] = lds_128(src + dec::ring_offset(dec::w_row(r, h, lane), k_unit, BK));
 #pragma unroll
-        for (int j = 0; j < NT; ++j) c.x[j][u] = dec::lds_128(src + dec::ring_offset(BN + dec::x_row(j, lane), k_unit, BK));
+        for (int j = 0; j < NT; ++j) c.x[j][u] = lds_128(src + dec::ring_offset(BN + dec::x_row(j, lane), k_unit, BK));
       }
     };
 #pragma unroll

@@ -9,6 +9,12 @@ namespace i8g {
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
+// 16 bytes of shared memory at a shared-space address.
+__device__ __forceinline__ int4 lds_128(unsigned addr) {
+  int4 v;
+  asm volatile("ld.shared.v4.s32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+  return v;
+}
 
 // 16 bytes global -> shared, or 16 zero bytes when !in (src-size 0 reads nothing). L2_256B adds
 // the .L2::256B prefetch size (L2 fetches the 256 bytes around them from memory at once).

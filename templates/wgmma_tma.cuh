@@ -29,7 +29,12 @@
 // workspace (splitk.cuh; the last slice to arrive runs the epilogue). Producer and consumers
 // walk the same units and K tiles, so their ring positions agree.
 //
-// Clusters (CM = 2, the config's cm2; NOT YET RUN ON A GPU): the grid is clusters of two blocks
+// K pairs (CK = 2, the config's ck2): the grid is clusters of two blocks that walk the same tiles,
+// the block of rank r over K tiles [r * ktiles / 2, (r + 1) * ktiles / 2); at the end of a tile
+// rank 1's consumers store their sums into rank 0's exchange buffers (st.async, counted on rank
+// 0's xfull barriers) and rank 0's add them and store the tile. docs/wgmma_tma.md, "K pairs".
+//
+// Clusters (CM = 2, the config's cm2): the grid is clusters of two blocks
 // along M, launched with the cluster attribute. The two blocks of a cluster walk the same work
 // units (two tile rows of one tile column, wgmma_frag.h unit_tile) and so the same w tile: each
 // loads its own x box and half of the w tile (BN/2 rows, the w map's box), which it multicasts
@@ -91,6 +96,23 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
       "r"(parity), "n"(kSuspendHintNs)
       : "memory");
 }
+// One try of the same wait with acquire semantics at cluster scope (true once the phase has
+// completed), for a phase completed by another block's st.async, whose complete_tx releases at
+// cluster scope: the pattern of the PTX ISA and of CUDA's st.async example. It adds an L1
+// invalidation (CCTL.IVALL) per wait; K pairs wait this way once per tile.
+__device__ __forceinline__ bool mbar_try_wait_cluster(unsigned bar, unsigned parity) {
+  unsigned done;
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2, %3;\n"
+      "selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity), "n"(kSuspendHintNs)
+      : "memory");
+  return done != 0;
+}
 
 // --- thread-block clusters (CM > 1) ---------------------------------------------------------
 // This block's rank in its cluster, the cluster's index in the grid and the number of clusters
@@ -142,6 +164,15 @@ __device__ __forceinline__ void cluster_sync() {
       "barrier.cluster.arrive.release;\n"
       "barrier.cluster.wait.acquire;\n" ::
           : "memory");
+}
+
+// Four words into another block's shared memory (`addr` from map_to_rank, 16-byte aligned),
+// their bytes counted on that block's barrier `bar` (also from map_to_rank).
+__device__ __forceinline__ void store_remote(unsigned addr, int a, int b, int c, int d, unsigned bar) {
+  asm volatile(
+      "st.async.weak.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(addr),
+      "r"(a), "r"(b), "r"(c), "r"(d), "r"(bar)
+      : "memory");
 }
 
 __device__ __forceinline__ void prefetch_map(const Desc* map) {
@@ -204,7 +235,8 @@ __device__ __forceinline__ Unit unit_of(int u, int ktiles) {
 
 }  // namespace tma
 
-template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int SPLIT_K, long long N_, long long K_, int ACT, int WSC,
+template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int CK, int SPLIT_K, long long N_, long long K_, int ACT,
+          int WSC,
           int OUT, int BIAS, int ASYM>
 __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     wgmma_tma_kernel(const __grid_constant__ I8gArgs args, const __grid_constant__ tma::Desc xmap,
@@ -228,6 +260,8 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   static_assert(GROUP_M >= 1, "GROUP_M >= 1");
   static_assert(SPLIT_K >= 1 && SPLIT_K <= splitk::kMaxSplit, "1 to 16 K slices");
   static_assert(CM == 1 || SPLIT_K == 1, "a cluster config does not split K");
+  static_assert(CK == 1 || CK == 2, "CK: 1 no K pair, 2 a cluster of two blocks, each over half of K");
+  static_assert(CK == 1 || (CM == 1 && SPLIT_K == 1), "a K pair neither clusters along M nor splits K");
   static_assert(K_ % 16 == 0, "K must be a multiple of 16 (the tensor map's row stride)");
   static_assert(A_BYTES % wg::kAtomBytes == 0 && STAGE_BYTES % wg::kAtomBytes == 0 && W_BOX_BYTES % wg::kAtomBytes == 0,
                 "every tile, and each block's share of the w tile, starts on a 1024-byte boundary (the 128B "
@@ -239,10 +273,18 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   // offset in the other block: what TMA multicast and mapa rely on.
   extern __shared__ __align__(1024) unsigned char smem[];
   const unsigned base = (smem_addr(smem) + wg::kAtomBytes - 1) & ~unsigned(wg::kAtomBytes - 1);
-  const unsigned bars = base + STAGES * STAGE_BYTES;
+  // K pairs (CK = 2): each consumer's exchange buffer, RM x BN int32 (rank 1's partial sums,
+  // read by rank 0), between the ring and the barriers.
+  constexpr int XBUF_ONE = CK > 1 ? RM * BN * 4 : 0;
+  const unsigned xbuf = base + STAGES * STAGE_BYTES;
+  const unsigned bars = xbuf + 2 * XBUF_ONE;
   auto full = [&](int s) { return bars + 8u * unsigned(s); };
   auto empty = [&](int s) { return bars + 8u * unsigned(STAGES + s); };
   auto turn = [&](int c) { return bars + 8u * unsigned(2 * STAGES + c); };  // consumer c may start
+  // K pairs: consumer c's exchange buffer holds rank 1's partial (rank 0's xfull), and rank 0
+  // has read it (rank 1's xempty).
+  auto xfull = [&](int c) { return bars + 8u * unsigned(2 * STAGES + 2 + c); };
+  auto xempty = [&](int c) { return bars + 8u * unsigned(2 * STAGES + 4 + c); };
 
   const long long M = args.m;
   const long long N = N_ ? N_ : args.n;
@@ -262,9 +304,13 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   // tiles_m, the last unit row's rank-1 tile lies past M: that block loads and computes as its
   // partner does and stores nothing. With split-K (tma::unit_of) a unit is one K slice of a
   // tile; otherwise a tile, and a "cluster" a block. Never both.
-  const unsigned rank = CM > 1 ? tma::cluster_rank() : 0u;
-  const int cluster = CM > 1 ? int(tma::cluster_index()) : int(blockIdx.x);
-  const int clusters = CM > 1 ? int(tma::cluster_count()) : int(gridDim.x);
+  // With a K pair (CK = 2) both blocks of a cluster walk the same tiles, the block of rank r
+  // over K slice r of 2 (tma::unit_of): rank 1 hands its sums to rank 0 through shared memory,
+  // which stores the tile.
+  constexpr bool CLUSTERED = CM * CK > 1;
+  const unsigned rank = CLUSTERED ? tma::cluster_rank() : 0u;
+  const int cluster = CLUSTERED ? int(tma::cluster_index()) : int(blockIdx.x);
+  const int clusters = CLUSTERED ? int(tma::cluster_count()) : int(gridDim.x);
   const int units = CM > 1 ? wg::cluster_units_m(tiles_m, CM) * tiles_n : tiles_m * tiles_n * SPLIT_K;
   struct Work {
     int tm, tn;       // this block's tile
@@ -275,6 +321,11 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     Work w{0, 0, 0, 0, 0, ktiles};
     if constexpr (CM > 1) {
       wg::unit_tile(u, int(rank), tiles_m, tiles_n, GROUP_M, CM, along_n, w.tm, w.tn);
+    } else if constexpr (CK > 1) {
+      const tma::Unit s = tma::unit_of<CK>(u * CK + int(rank), ktiles);
+      wg::grouped_tile(s.tile, tiles_m, tiles_n, GROUP_M, along_n, w.tm, w.tn);
+      w.k0 = s.k0;
+      w.n = s.n;
     } else {
       const tma::Unit s = tma::unit_of<SPLIT_K>(u, ktiles);
       wg::grouped_tile(s.tile, tiles_m, tiles_n, GROUP_M, along_n, w.tm, w.tn);
@@ -295,13 +346,18 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     }
     tma::mbar_init(turn(0), 1);
     tma::mbar_init(turn(1), 1);
+    if (CK > 1)
+      for (int c = 0; c < 2; ++c) {
+        tma::mbar_init(xfull(c), 1);   // rank 0's arrive.expect_tx, plus rank 1's stored bytes
+        tma::mbar_init(xempty(c), 1);  // rank 0's remote arrival once it has read them
+      }
     tma::mbar_fence_init();
     tma::prefetch_map(&xmap);
     tma::prefetch_map(&wmap);
   }
   // No block of a cluster may multicast into, or arrive on, the other's barriers before they are
   // initialized: the whole cluster meets once here.
-  if (CM > 1)
+  if (CLUSTERED)
     tma::cluster_sync_after_init();
   else
     __syncthreads();
@@ -322,7 +378,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
       // into it, so that every box overlaps the tensor as without clusters. What it brings is
       // never stored: that tile's rows are all >= M, those w rows feed only columns >= N.
       const int x_row = CM > 1 && tm >= tiles_m ? (tiles_m - 1) * BM : tm * BM;
-      int w_row = tn * BN + int(rank) * W_ROWS;
+      int w_row = tn * BN + int(CM > 1 ? rank : 0u) * W_ROWS;  // a K pair's blocks load the same w rows
       if (CM > 1 && w_row >= N) w_row = int(N) - 1;
       for (int kt = w.k0; kt < w.k0 + w.n; ++kt) {
         tma::mbar_wait(empty(stage), phase ^ 1u);
@@ -344,7 +400,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
       }
     }
     // Stay until the whole cluster is done (see the consumers' end).
-    if (CM > 1) tma::cluster_sync();
+    if (CLUSTERED) tma::cluster_sync();
     return;
   }
 
@@ -403,6 +459,42 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     if (t == 0) release(held);
     if (PP) skip(u + clusters);  // the other consumer's next unit
 
+    if constexpr (CK > 1) {
+      // The K pair meets: rank 1 stores its sums into rank 0's exchange buffer (int4 v of
+      // thread t at int4 index v * 128 + t), counted on rank 0's xfull barrier, once rank 0 has
+      // read the previous tile's; rank 0 adds them to its own and stores the tile. `turns`:
+      // tiles this consumer finished before this one (the barriers' phases).
+      constexpr int V = MI * R / 4;
+      const int* a = &acc[0][0];
+      if (rank != 0) {
+        while (!tma::mbar_try_wait_cluster(xempty(c), (turns & 1u) ^ 1u)) {
+        }
+        const unsigned dst = tma::map_to_rank(xbuf + unsigned(c * XBUF_ONE), 0u);
+        const unsigned bar = tma::map_to_rank(xfull(c), 0u);
+#pragma unroll
+        for (int v = 0; v < V; ++v)
+          tma::store_remote(dst + unsigned(v * wg::kWarpgroup + t) * 16u, a[4 * v], a[4 * v + 1], a[4 * v + 2],
+                            a[4 * v + 3], bar);
+        continue;  // rank 0 stores the tile
+      }
+      if (t == 0) tma::mbar_arrive_expect_tx(xfull(c), unsigned(XBUF_ONE));
+      while (!tma::mbar_try_wait_cluster(xfull(c), turns & 1u)) {
+      }
+      int* sum = &acc[0][0];
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        const int4 q = lds_128(xbuf + unsigned(c * XBUF_ONE) + unsigned(v * wg::kWarpgroup + t) * 16u);
+        sum[4 * v] += q.x;
+        sum[4 * v + 1] += q.y;
+        sum[4 * v + 2] += q.z;
+        sum[4 * v + 3] += q.w;
+      }
+      // Every thread of the warpgroup has read the buffer (named barrier 1 + c) before rank 1
+      // may fill it again.
+      named_group_or<wg::kWarpgroup>(1 + c, false);
+      if (t == 0) tma::mbar_arrive_remote(tma::map_to_rank(xempty(c), 1u));
+    }
+
     if constexpr (SPLIT_K > 1) {
       // This consumer's rows of the tile are one reduction group (cooperative: half h = c of the
       // tile, with its own counter, so the two halves finish independently; ping-pong: the whole
@@ -429,7 +521,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   // other's consumers release every stage here too, up to their last K tile) or multicast into
   // its ring: every remaining thread of both blocks meets here once its role is done. (Loads
   // into this block all complete before its consumers finish: they wait on every one.)
-  if (CM > 1) tma::cluster_sync();
+  if (CLUSTERED) tma::cluster_sync();
 }
 
 }  // namespace i8g

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/error.hpp"
 #include "generator/generator.hpp"
 
 using namespace i8g;
@@ -91,7 +92,7 @@ TEST(WgmmaTmaSplitK, EverySplitCandidateFollowsTheRule) {
       KernelConfig twin = c;
       twin.split_k = 1;
       EXPECT_NE(std::find(cs.begin(), cs.end(), twin), cs.end()) << s.name() << ": a split of an offered config";
-      if (c.split_k > 1) EXPECT_TRUE(raced_at({p, twin, kHopper.arch}, 4096)) << "unsplit configs race everywhere";
+      EXPECT_TRUE(raced_at({p, twin, kHopper.arch}, 4096)) << "unsplit configs race everywhere";
     }
     EXPECT_LE(split, 16u) << p.key() << ": four shapes, at most one split per M of 64..512";
     EXPECT_LE(unsplit, 25u) << p.key() << ": 9 plain + 6 wide + 4 narrow + 3 as 2x1 clusters + 3 deep";
@@ -147,4 +148,58 @@ TEST(WgmmaTmaSplitK, TheUntunedDefaultDoesNotSplit) {
       EXPECT_EQ(heuristic_default(p, kHopper, m).split_k, 1) << p.key() << " M=" << m;
       EXPECT_EQ(heuristic_default(p, kHopper, m, Family::wgmma_tma).split_k, 1) << p.key() << " M=" << m;
     }
+}
+
+// K pairs (cluster_k = 2, templates/wgmma_tma.cuh): the four split shapes, where K has at least
+// 64 tiles of 128 and one of M = 32, 64, 128 has tiles for at most half the SMs; raced exactly
+// where that holds; a cluster of two blocks per tile, one wave of clusters at most; the
+// exchange buffers in shared memory; never untuned, never beside a cluster along M or a split.
+TEST(WgmmaTmaSplitK, KPairsOfTheSplitShapesWhereKIsLong) {
+  const GemmProblem p{4096, 14336};
+  std::vector<std::string> pairs;
+  for (const KernelConfig& c : tma_of(p)) {
+    if (c.cluster_k == 1) continue;
+    const KernelSpec s{p, c, kHopper.arch};
+    pairs.push_back("sc" + std::to_string(c.schedule) + " " + std::to_string(c.bm) + "x" + std::to_string(c.bn));
+    EXPECT_EQ(c.cluster_k, 2) << s.name();
+    EXPECT_EQ(c.cluster_m, 1) << s.name();
+    EXPECT_EQ(c.split_k, 1) << s.name();
+    EXPECT_NE(s.name().find("_sk1_ck2"), std::string::npos) << s.name();
+    EXPECT_EQ(KernelSpec::parse_name(s.name()), s);
+    EXPECT_EQ(invalid_reason(p, c, kHopper), "") << s.name();
+    for (int64_t m : {1, 32, 64, 128, 256, 4096}) {
+      EXPECT_EQ(raced_at(s, m), 2 * tiles(p, c, m) <= kHopper.sm_count) << s.name() << " M=" << m;
+      const LaunchShape l = launch_shape(s, m, kHopper.sm_count);
+      EXPECT_EQ(l.cluster[0], 2u) << s.name();
+      EXPECT_EQ(int64_t(l.grid[0]), 2 * std::min<int64_t>(tiles(p, c, m), kHopper.sm_count / 2)) << s.name();
+      EXPECT_EQ(workspace_bytes(s, m), 0u) << s.name();
+    }
+    // The ring shrinks by the two exchange buffers (the consumers' rows x bn int32) and stays
+    // within the target's shared memory.
+    KernelConfig alone = c;
+    alone.cluster_k = 1;
+    EXPECT_EQ(launch_shape(s, 64).dynamic_smem,
+              launch_shape({p, alone, kHopper.arch}, 64).dynamic_smem + 2 * 64 * c.bn * 4 + 32)
+        << s.name();
+    EXPECT_LE(int(launch_shape(s, 64).dynamic_smem), kHopper.smem_per_block_optin) << s.name();
+    for (int64_t m : {32, 64, 128, 4096}) EXPECT_EQ(heuristic_default(p, kHopper, m).cluster_k, 1) << m;
+  }
+  // 64 tiles of width 64 up to M = 128 (ping-pong 64 x 64 at M <= 64): 128 blocks; the 86
+  // tiles of width 48 would need 172.
+  EXPECT_EQ(pairs, (std::vector<std::string>{"sc1 128x64", "sc2 64x64"}));
+  // K = 4096 (32 K tiles): no pairs.
+  for (const KernelConfig& c : tma_of({2560, 4096})) EXPECT_EQ(c.cluster_k, 1) << c;
+  // The rules.
+  KernelConfig c = tma_of(p).front();
+  c.cluster_k = 3;
+  EXPECT_NE(invalid_reason(p, c, kHopper).find("cluster_k=3"), std::string::npos) << invalid_reason(p, c, kHopper);
+  c.cluster_k = 2;
+  c.split_k = 2;
+  EXPECT_NE(invalid_reason(p, c, kHopper).find("neither clusters along M nor splits K"), std::string::npos);
+  c.split_k = 1;
+  c.cluster_m = 2;
+  EXPECT_NE(invalid_reason(p, c, kHopper).find("neither clusters along M nor splits K"), std::string::npos);
+  c.cluster_m = 1;
+  EXPECT_NE(invalid_reason({4096, 128}, c, kHopper).find("leaves a block without K tiles"), std::string::npos);
+  EXPECT_THROW(KernelConfig::parse(Family::wgmma_tma, "bm64_bn48_bk128_wg2_s16_sc2_sk1_ck1"), Error);
 }

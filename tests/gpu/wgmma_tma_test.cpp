@@ -148,6 +148,45 @@ TEST_F(WgmmaTma, ClusterConfigsAreExactOverOddTileRowsAndTails) {
   std::printf("[ figure ] wgmma_tma cm2: %d of %d launches exact\n", exact, runs);
 }
 
+// K pairs (ck2, session 17; offered where K has at least 64 tiles): both blocks of a cluster walk
+// the same tiles over the two halves of K; rank 1 hands its sums to rank 0 through shared memory
+// (st.async counted on rank 0's barrier), rank 0 stores. Cases: one tile row (M = 1, 64),
+// several tiles per cluster (M = 333, 1000: the exchange barriers' phases carry across tiles
+// and the ping-pong consumers alternate), N and K tails, odd N with an odd count of K tiles
+// (65: halves of 32 and 33).
+TEST_F(WgmmaTma, KPairsAreExactOverTailsAndManyTilesPerCluster) {
+  struct Case {
+    i8gemm_problem p;
+    std::vector<int64_t> ms;
+  };
+  const Case cases[] = {
+      {make_problem(4096, 14336), {1, 64, 128, 333}},
+      {make_problem(1000, 16368), {77, 1000}},
+      {make_problem(1001, 8320), {5}},
+  };
+  int runs = 0, exact = 0;
+  std::set<int> schedules;
+  for (const Case& c : cases) {
+    std::vector<KernelSpec> pairs;
+    for (const KernelSpec& spec : specs(to_gemm_problem(c.p)))
+      if (spec.config.cluster_k > 1) {
+        pairs.push_back(spec);
+        schedules.insert(spec.config.schedule);
+      }
+    check_all(c.p, pairs, c.ms, runs, exact);
+  }
+  ASSERT_GT(runs, 0) << "no ck2 candidates";
+  EXPECT_EQ(schedules, (std::set<int>{1, 2})) << "K pairs of both schedules";
+  std::printf("[ figure ] wgmma_tma ck2: %d of %d launches exact\n", exact, runs);
+  for (const KernelSpec& spec : specs({4096, 14336}))
+    if (spec.config.cluster_k > 1) {
+      const int replays = graph_replays_exact(spec, 64);
+      EXPECT_EQ(replays, 10) << spec.name();
+      std::printf("[ figure ] wgmma_tma %s: %d of 10 graph replays exact\n", spec.name().c_str(), replays);
+      break;
+    }
+}
+
 // The first candidate, a split-K one and a 2x1 cluster config (cuLaunchKernelEx with the cluster
 // attribute, captured into the graph as a kernel node with its cluster shape).
 TEST_F(WgmmaTma, GraphReplaysWithNewActivationsStayExact) {

@@ -58,9 +58,17 @@ void compile_and_check(const std::vector<KernelSpec>& specs, bool print) {
           EXPECT_EQ(sass_count(r, "CALL"), 0) << spec.name() << " calls a function (a 64-bit division?)";
           const int multicast = text_count(r.sass, "UTMALDG.2D.MULTICAST");
           const int cluster_arrive = sass_count(r, "UCGABAR_ARV"), cluster_wait = sass_count(r, "UCGABAR_WAIT");
-          if (spec.config.cluster_m == 1) {
+          if (spec.config.cluster_k > 1) {
+            // A K pair: plain TMA loads, the partial sums stored into the partner (STAS), cluster
+            // barriers after the init and at each role's end.
+            EXPECT_EQ(multicast, 0) << spec.name();
+            EXPECT_GT(sass_count(r, "STAS"), 0) << spec.name() << " stores no partial into its partner";
+            EXPECT_GE(cluster_arrive, 2) << spec.name();
+            EXPECT_EQ(cluster_arrive, cluster_wait) << spec.name();
+          } else if (spec.config.cluster_m == 1) {
             EXPECT_EQ(multicast, 0) << spec.name();
             EXPECT_EQ(cluster_arrive + cluster_wait, 0) << spec.name() << " syncs a cluster it does not have";
+            EXPECT_EQ(sass_count(r, "STAS"), 0) << spec.name();
           } else {
             // The w share goes out by multicast, the x box by a plain load.
             EXPECT_GT(multicast, 0) << spec.name() << " has no multicast TMA load (UTMALDG.2D.MULTICAST)";
@@ -99,6 +107,23 @@ TEST(WgmmaTma, EveryCandidateOfTheTp4ShapesCompilesCleanly) {
   for (const GemmProblem& p : {GemmProblem{2560, 4096}, GemmProblem{4096, 384}, GemmProblem{768, 4096}})
     for (const KernelSpec& s : tma_candidates(p)) specs.push_back(s);
   ASSERT_GE(specs.size(), 10u);
+  compile_and_check(specs, true);
+}
+
+// The K pairs (ck2) of a long-K shape (4096 x 14336: cooperative 128 x 64 and ping-pong 64 x 64),
+// then one of each schedule over N and K tails with the heaviest epilogue (f32, bias, zero points).
+TEST(WgmmaTma, KPairsCompileCleanly) {
+  std::vector<KernelSpec> specs;
+  for (const KernelSpec& s : tma_candidates({4096, 14336}))
+    if (s.config.cluster_k > 1) specs.push_back(s);
+  EXPECT_EQ(specs.size(), 2u);
+  GemmProblem tails{1000, 16368};
+  tails.out = OutType::f32;
+  tails.bias = true;
+  tails.asymmetric = true;
+  for (const KernelSpec& s : tma_candidates(tails))
+    if (s.config.cluster_k > 1) specs.push_back(s);
+  EXPECT_GT(specs.size(), 2u);
   compile_and_check(specs, true);
 }
 
