@@ -85,34 +85,25 @@ __device__ __forceinline__ void mbar_arrive(unsigned bar) {
 // keep long waiters from spinning; on the H200 it changed neither time nor instruction count
 // (docs/wgmma_tma.md, session 8 run 3).
 constexpr unsigned kSuspendHintNs = 10000000;
+// SEM: "" (acquire at CTA scope, the default) or ".acquire.cluster".
+#define I8G_MBAR_WAIT(SEM)                                                   \
+  "{\n"                                                                      \
+  ".reg .pred done;\n"                                                       \
+  "WAIT:\n"                                                                  \
+  "mbarrier.try_wait.parity" SEM ".shared::cta.b64 done, [%0], %1, %2;\n"    \
+  "@!done bra WAIT;\n"                                                       \
+  "}\n"
 __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n"
-      "@!done bra WAIT;\n"
-      "}\n" ::"r"(bar),
-      "r"(parity), "n"(kSuspendHintNs)
-      : "memory");
+  asm volatile(I8G_MBAR_WAIT("") ::"r"(bar), "r"(parity), "n"(kSuspendHintNs) : "memory");
 }
-// One try of the same wait with acquire semantics at cluster scope (true once the phase has
-// completed), for a phase completed by another block's st.async, whose complete_tx releases at
-// cluster scope: the pattern of the PTX ISA and of CUDA's st.async example. It adds an L1
-// invalidation (CCTL.IVALL) per wait; K pairs wait this way once per tile.
-__device__ __forceinline__ bool mbar_try_wait_cluster(unsigned bar, unsigned parity) {
-  unsigned done;
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2, %3;\n"
-      "selp.u32 %0, 1, 0, p;\n"
-      "}\n"
-      : "=r"(done)
-      : "r"(bar), "r"(parity), "n"(kSuspendHintNs)
-      : "memory");
-  return done != 0;
+// The same wait with acquire semantics at cluster scope, for a phase completed by another
+// block's st.async, whose complete_tx releases at cluster scope: the pattern of the PTX ISA and
+// of CUDA's st.async example. It adds an L1 invalidation (CCTL.IVALL) per wait; K pairs wait
+// this way once per tile.
+__device__ __forceinline__ void mbar_wait_cluster(unsigned bar, unsigned parity) {
+  asm volatile(I8G_MBAR_WAIT(".acquire.cluster") ::"r"(bar), "r"(parity), "n"(kSuspendHintNs) : "memory");
 }
+#undef I8G_MBAR_WAIT
 
 // --- thread-block clusters (CM > 1) ---------------------------------------------------------
 // This block's rank in its cluster, the cluster's index in the grid and the number of clusters
@@ -467,8 +458,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
       constexpr int V = MI * R / 4;
       const int* a = &acc[0][0];
       if (rank != 0) {
-        while (!tma::mbar_try_wait_cluster(xempty(c), (turns & 1u) ^ 1u)) {
-        }
+        tma::mbar_wait_cluster(xempty(c), (turns & 1u) ^ 1u);
         const unsigned dst = tma::map_to_rank(xbuf + unsigned(c * XBUF_ONE), 0u);
         const unsigned bar = tma::map_to_rank(xfull(c), 0u);
 #pragma unroll
@@ -478,8 +468,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
         continue;  // rank 0 stores the tile
       }
       if (t == 0) tma::mbar_arrive_expect_tx(xfull(c), unsigned(XBUF_ONE));
-      while (!tma::mbar_try_wait_cluster(xfull(c), turns & 1u)) {
-      }
+      tma::mbar_wait_cluster(xfull(c), turns & 1u);
       int* sum = &acc[0][0];
 #pragma unroll
       for (int v = 0; v < V; ++v) {
