@@ -224,7 +224,8 @@ bool deep_shape(const KernelConfig& c) {
 // width_offered says; at most 128 accumulators per consumer thread; bk = 128; as many
 // stages as fit (at most 8, the narrow tiles up to 16). At most 9 + 6 + 4 configs; then a cm2
 // variant of each clusters_pay shape among them, a deep-ring variant of each small ping-pong
-// tile (deep_shape) and split-K variants of four of them, at most 4 each (split_variants), last.
+// tile (deep_shape), split-K variants of four of them, at most 4 each (split_variants), and
+// where K is long their K pairs (pair_variants), last.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;
