@@ -73,6 +73,22 @@ __device__ __forceinline__ bool splitk_reduce(int* acc, int* counter, int4* part
   if (!group_or(last)) return false;
   constexpr int OTHERS = SPLIT_K - 1;
   constexpr int PER = LOADS / V < 1 ? 1 : (LOADS / V > OTHERS ? OTHERS : LOADS / V);  // partials per round trip
+  if constexpr (PER == 1) {  // one partial at a time: the loop the register-budgeted families were measured with
+#pragma unroll 1
+    for (int z = 0; z < SPLIT_K; ++z) {
+      if (z == slice) continue;
+      const int4* other = parts + z * slice_int4s + tid;
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        const int4 q = __ldcg(other + v * THREADS);
+        acc[4 * v] += q.x;
+        acc[4 * v + 1] += q.y;
+        acc[4 * v + 2] += q.z;
+        acc[4 * v + 3] += q.w;
+      }
+    }
+    return true;
+  }
 #pragma unroll 1
   for (int o0 = 0; o0 < OTHERS; o0 += PER) {
     int4 q[PER][V];
