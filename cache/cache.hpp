@@ -193,6 +193,7 @@ class Cache {
   void put_timings(const std::vector<Timing>& t);  // one transaction; appended, never replaced
   std::vector<Timing> timings(const TuneKey& key);  // oldest first
   std::vector<Timing> timings_for_kernel(int64_t kernel_id);
+  std::vector<Timing> all_timings();  // every row of every key, oldest first (merging caches)
 
   // Replaces the winner for that exact TuneKey (a re-tune result), one transaction.
   void put_winner(const Winner& w);

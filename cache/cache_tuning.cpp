@@ -176,6 +176,14 @@ std::vector<Timing> Cache::timings_for_kernel(int64_t kernel_id) {
   return out;
 }
 
+std::vector<Timing> Cache::all_timings() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  sql::Stmt s(*impl_->db, timing_select("1").c_str());
+  std::vector<Timing> out;
+  while (s.step()) out.push_back(read_timing(s));
+  return out;
+}
+
 void Cache::put_winner(const Winner& w) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   require_writable(impl_->mode, impl_->path, "i8g::cache::Cache::put_winner");

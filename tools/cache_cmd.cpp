@@ -143,7 +143,7 @@ void run_quarantine(const CacheOptions& o) {
 
 void setup_cache(CLI::App& app) {
   auto opts = std::make_shared<CacheOptions>();
-  CLI::App* cmd = app.add_subcommand("cache", "cache maintenance on request: gc, quarantine");
+  CLI::App* cmd = app.add_subcommand("cache", "cache maintenance on request: gc, quarantine, merge, export");
   cmd->require_subcommand(1);
   CLI::App* gc = cmd->add_subcommand(
       "gc", "remove entries made by another compiler, template version or compile options, and source overrides");
@@ -154,6 +154,7 @@ void setup_cache(CLI::App& app) {
     add_cache_option(*sub, opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   gc->callback([opts] { run_gc(*opts); });
   q->callback([opts] { run_quarantine(*opts); });
+  setup_cache_transfer(*cmd);
 }
 
 }  // namespace i8g::cli

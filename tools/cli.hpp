@@ -97,12 +97,21 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
 };
 
+// "41s", "2m05s", "1h02m": a duration for progress lines.
+std::string duration_text(double seconds);
+// A tune's line per finished M bucket (stdout, flushed): who ran it (device, shard), how many
+// of this job's buckets are done, the time since the job began and, from the mean time per
+// bucket so far, about how long the rest will take.
+std::string bucket_line(const std::string& who, size_t done, size_t total, const std::string& bucket,
+                        double elapsed_seconds);
+
 void setup_tune(CLI::App& app);
 void setup_inspect(CLI::App& app);
 void setup_inspect_source(CLI::App& inspect);  // `inspect source` (tools/inspect_source.cpp)
 void setup_inspect_race(CLI::App& inspect);    // `inspect race` (tools/inspect_race.cpp)
 void setup_bench(CLI::App& app);
 void setup_cache(CLI::App& app);
+void setup_cache_transfer(CLI::App& cache_cmd);  // `cache merge`, `cache export` (tools/cache_transfer.cpp)
 // --version: version, commit, generator hash, and the NVRTC / hipRTC this build loads.
 std::string version_text();
 

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,7 +25,7 @@ struct TuneFlags {
   ProblemFlags problem;
   bool compile_only = false;
   bool experimental_wgmma = false, resume = false;
-  std::string arch, cache, filter, m = "1,16,256,4096";
+  std::string arch, cache, filter, m = "1,16,256,4096", shard;
   int jobs = 0, device = 0, samples = 50;
 };
 
@@ -61,6 +62,13 @@ std::vector<std::pair<KernelSpec, size_t>> filtered_specs(const std::vector<Gemm
 void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
                   const std::vector<GemmProblem>& problems) {
   const std::vector<int64_t> ms = parse_m_list(o.m);
+  const Shard shard = o.shard.empty() ? Shard{} : parse_shard(o.shard);
+  // This job's share of the (shape, M bucket) work list, per shape.
+  std::vector<std::vector<int64_t>> ms_of(problems.size());
+  size_t buckets = 0;
+  for (size_t i = 0, item = 0; i < problems.size(); ++i)
+    for (int64_t m : ms)
+      if (shard.holds(item++)) ms_of[i].push_back(m), ++buckets;
   std::unique_ptr<Engine> engine;
   try {
     engine = std::make_unique<Engine>(o.device, resolve_cache_path(o.cache));
@@ -88,6 +96,17 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
   to.plan.samples = o.samples;
   fmt::print("{} ({} SMs, {}), driver {}, cache {}\n", engine->device().name, t.sm_count, t.arch,
              engine->device().driver_version, cache.path());
+  const std::string who = o.shard.empty() ? fmt::format("device {}", o.device)
+                                          : fmt::format("device {}, shard {}/{}", o.device, shard.index, shard.count);
+  if (!o.shard.empty())
+    fmt::print("shard {}/{}: {} of the {} (shape, M) buckets\n", shard.index, shard.count, buckets,
+               problems.size() * ms.size());
+  const auto began = std::chrono::steady_clock::now();
+  size_t buckets_done = 0;
+  auto bucket_finished = [&](const std::string& bucket) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    fmt::print(stderr, "{}\n", bucket_line(who, ++buckets_done, buckets, bucket, s));
+  };
   // One column per generated family of the device's vendor: its best fully timed graph median.
   std::vector<const FamilyInfo*> columns;
   for (const FamilyInfo* f : families())
@@ -97,11 +116,20 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
   fmt::print("{:<14} {:>6} {:<96} {:>10} {:>10} {:>8}{} {:>4} {:>4} {:>4}\n", "shape", "M", "winner", "time us",
              "cuBLASLt", "speedup", family_header, "ok", "rej", "fail");
   for (size_t i = 0; i < problems.size(); ++i) {
+    if (ms_of[i].empty()) continue;  // another shard's
     const std::string label = shapes[i].name.empty() ? fmt::format("{}x{}", shapes[i].n, shapes[i].k) : shapes[i].name;
+    to.ms = ms_of[i];
     // One line per stage; on a terminal also a bar that fills as candidates finish.
     std::unique_ptr<Progress> bar;
     std::string stage;
     const auto results = autotune(*engine, cache, problems[i], to, [&](const std::string& s, size_t done, size_t total) {
+      if (const std::string end = ": done"; s.size() > end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0) {
+        if (bar) bar->finish();
+        bar.reset();
+        stage.clear();
+        bucket_finished(label + " " + s.substr(s.find(" M=") + 1, s.size() - end.size() - s.find(" M=") - 1));
+        return;
+      }
       if (s != stage) {
         if (bar) bar->finish();
         stage = s;
@@ -113,6 +141,7 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
     if (bar) bar->finish();
     for (const BucketResult& r : results) {
       if (r.stored) {  // --resume: tuned before, not timed again
+        bucket_finished(fmt::format("{} M={} (stored before)", label, r.m));
         fmt::print("{:<14} {:>6} {:<96} {:>10} {:>10} {:>8}  (stored, not re-timed)\n", label, r.m, r.stored->candidate,
                    fmt::format("{:.2f}", r.stored->time_us),
                    r.stored->baseline_us > 0 ? fmt::format("{:.2f}", r.stored->baseline_us) : "n/a",
@@ -168,10 +197,15 @@ void run_tune(const TuneFlags& o) {
   for (const NamedShape& s : shapes) problems.push_back(o.problem.make(s));  // all valid first
   std::vector<KernelSpec> specs;
   std::vector<size_t> owner;
-  for (auto& [spec, i] : filtered_specs(problems, target, o.filter)) {
-    specs.push_back(spec);
-    owner.push_back(i);
+  const Shard shard = o.shard.empty() ? Shard{} : parse_shard(o.shard);
+  const auto all_specs = filtered_specs(problems, target, o.filter);
+  for (size_t j = 0; j < all_specs.size(); ++j) {
+    if (!shard.holds(j)) continue;  // another shard's
+    specs.push_back(all_specs[j].first);
+    owner.push_back(all_specs[j].second);
   }
+  if (!o.shard.empty())
+    fmt::print("shard {}/{}: {} of the {} candidate kernels\n", shard.index, shard.count, specs.size(), all_specs.size());
 
   const std::unique_ptr<Compiler> compiler = make_compiler(target);
   cache::Cache cache(resolve_cache_path(o.cache), cache::Cache::Mode::read_write);
@@ -249,6 +283,9 @@ void setup_tune(CLI::App& app) {
   cmd->add_option("-j,--jobs", opts->jobs, "parallel compiles (default: the CPUs this process may use, cgroup quota included)")->check(CLI::Range(0, 256));
   cmd->add_option("--m", opts->m, "M buckets to tune on a GPU, e.g. 1,16,256,4096")->capture_default_str();
   cmd->add_option("--device", opts->device, "CUDA device ordinal")->check(CLI::Range(0, 64));
+  cmd->add_option("--shard", opts->shard,
+                  "I/N: tune only job I's share (from 0) of the work list, dealt round robin to N jobs (on a GPU the "
+                  "(shape, M) buckets, with --compile-only the kernels); merge the N caches with `cache merge`");
   cmd->add_option("--samples", opts->samples, "timed samples per candidate (20 launches each)")->check(CLI::Range(3, 1000));
   cmd->callback([opts] { run_tune(*opts); });
 }

@@ -177,6 +177,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
     });
     decide(r);
     store(cache, tune_key(engine.device(), compiler->version(), p, m), r);
+    say(fmt::format("{} M={}: done", p.key(), m), 1, 1);
     results.push_back(std::move(r));
   }
   auto rank = [&](int64_t m) { return std::find(opt.ms.begin(), opt.ms.end(), m) - opt.ms.begin(); };

@@ -31,7 +31,8 @@ struct TuneOptions {
 };
 
 // Progress: (stage, done, total); called with done = 0 when a stage starts ("<problem>:
-// compiling", "<problem> M=<m>: timing"), then after each candidate.
+// compiling", "<problem> M=<m>: timing"), then after each candidate; and once with
+// "<problem> M=<m>: done" (1 of 1) when that bucket's winner is stored.
 using AutotuneProgress = std::function<void(const std::string& stage, size_t done, size_t total)>;
 
 std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const GemmProblem& p,
