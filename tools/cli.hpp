@@ -16,6 +16,7 @@
 #include "generator/problem_enums.hpp"
 #include "generator/types.hpp"
 #include "tools/shapes.hpp"
+#include "tools/worklist.hpp"
 
 namespace i8g::cli {
 
@@ -96,14 +97,6 @@ class Progress {
   size_t last_ = size_t(-1), total_ = 0;
   std::chrono::steady_clock::time_point start_;
 };
-
-// "41s", "2m05s", "1h02m": a duration for progress lines.
-std::string duration_text(double seconds);
-// A tune's line per finished M bucket (stdout, flushed): who ran it (device, shard), how many
-// of this job's buckets are done, the time since the job began and, from the mean time per
-// bucket so far, about how long the rest will take.
-std::string bucket_line(const std::string& who, size_t done, size_t total, const std::string& bucket,
-                        double elapsed_seconds);
 
 void setup_tune(CLI::App& app);
 void setup_inspect(CLI::App& app);

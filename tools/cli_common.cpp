@@ -191,23 +191,6 @@ void Progress::finish() {
   std::fprintf(stderr, "%s: %zu/%zu done in %.1f s\n", label_.c_str(), last_, total_, s);
 }
 
-std::string duration_text(double seconds) {
-  const int64_t s = seconds < 0 ? 0 : int64_t(seconds + 0.5);
-  if (s < 60) return fmt::format("{}s", s);
-  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
-}
-
-std::string bucket_line(const std::string& who, size_t done, size_t total, const std::string& bucket,
-                        double elapsed_seconds) {
-  const std::string rest = done >= total ? "all done"
-                           : done == 0   ? "no estimate yet"
-                                         : "about " + duration_text(elapsed_seconds / double(done) * double(total - done)) +
-                                               " left";
-  return fmt::format("[{}] bucket {}/{} done: {}; {} elapsed, {}", who, done, total, bucket,
-                     duration_text(elapsed_seconds), rest);
-}
-
 nlohmann::json json_document(const std::string& name) {
   return nlohmann::json{{"schema", "i8gemm/" + name}, {"version", kJsonVersion}};
 }

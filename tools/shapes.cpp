@@ -65,16 +65,4 @@ std::vector<int64_t> parse_m_list(const std::string& text) {
   return out;
 }
 
-Shard parse_shard(const std::string& text) {
-  static const std::regex re(R"(^(\d{1,6})/(\d{1,6})$)");
-  std::smatch m;
-  const std::string t = text.substr(0, 32);
-  if (text.size() > 32 || !std::regex_match(t, m, re))
-    throw Error("--shard", fmt::format("'{}' is not I/N (job I of N, counting from 0, e.g. 0/4)", t));
-  Shard s{std::stoll(m[1].str()), std::stoll(m[2].str())};
-  if (s.count < 1 || s.index >= s.count)
-    throw Error("--shard", fmt::format("'{}': I must be at least 0 and less than N (N >= 1)", t));
-  return s;
-}
-
 }  // namespace i8g

@@ -1,0 +1,58 @@
+// The work list across tuning jobs (tools/worklist.hpp): `--shard I/N` parsing, the round-robin
+// split being a partition, and the per-bucket progress line.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "tools/worklist.hpp"
+
+namespace i8g {
+namespace {
+
+TEST(Worklist, ShardTextIsIOfNCountingFromZero) {
+  const Shard s = parse_shard("2/5");
+  EXPECT_EQ(s.index, 2);
+  EXPECT_EQ(s.count, 5);
+  EXPECT_EQ(parse_shard("0/1").count, 1);
+  for (const std::string& bad : std::vector<std::string>{"", "1", "5/5", "6/5", "0/0", "-1/4", "1/-4", "a/4", "1/4/2", " 1/4", "1 / 4",
+                                "1/4x", "9999999/99999999", std::string(100, '1') + "/2"}) {
+    try {
+      parse_shard(bad);
+      ADD_FAILURE() << "'" << bad << "' accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("--shard"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Worklist, TheShardsOfAnyCountCoverEveryItemExactlyOnce) {
+  for (int64_t n = 1; n <= 7; ++n)
+    for (size_t items : {0u, 1u, 6u, 17u, 60u}) {
+      std::vector<int> owners(items, 0);
+      std::vector<size_t> sizes(size_t(n), 0);
+      for (int64_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < items; ++j)
+          if (Shard{i, n}.holds(j)) ++owners[j], ++sizes[size_t(i)];
+      for (size_t j = 0; j < items; ++j) EXPECT_EQ(owners[j], 1) << "item " << j << " of " << items << ", N = " << n;
+      // Round robin: shard sizes differ by at most one (balance for a job array).
+      for (size_t a : sizes)
+        for (size_t b : sizes) EXPECT_LE(a > b ? a - b : b - a, 1u);
+    }
+}
+
+TEST(Worklist, BucketLinesSayWhoHowFarAndAboutHowLongTheRestTakes) {
+  EXPECT_EQ(duration_text(0.4), "0s");
+  EXPECT_EQ(duration_text(59.4), "59s");
+  EXPECT_EQ(duration_text(125), "2m05s");
+  EXPECT_EQ(duration_text(3725), "1h02m");
+  EXPECT_EQ(duration_text(-3), "0s");
+  EXPECT_EQ(bucket_line("device 1, shard 0/2", 3, 12, "qkv M=256", 90.0),
+            "[device 1, shard 0/2] bucket 3/12 done: qkv M=256; 1m30s elapsed, about 4m30s left");
+  EXPECT_EQ(bucket_line("device 0", 4, 4, "o_proj M=1", 61.0), "[device 0] bucket 4/4 done: o_proj M=1; 1m01s elapsed, all done");
+  EXPECT_EQ(bucket_line("device 0", 0, 4, "x", 5.0), "[device 0] bucket 0/4 done: x; 5s elapsed, no estimate yet");
+}
+
+}  // namespace
+}  // namespace i8g
