@@ -98,7 +98,7 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
 };
 
-void setup_tune(CLI::App& app);
+void setup_tune(CLI::App& app, const std::vector<std::string>& argv);  // argv: for --devices' jobs
 void setup_inspect(CLI::App& app);
 void setup_inspect_source(CLI::App& inspect);  // `inspect source` (tools/inspect_source.cpp)
 void setup_inspect_race(CLI::App& inspect);    // `inspect race` (tools/inspect_race.cpp)

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     return std::string("i8gemm: error: ") + e.what() + "\n";
   });
   app.set_version_flag("--version", [] { return i8g::cli::version_text(); });
-  i8g::cli::setup_tune(app);
+  i8g::cli::setup_tune(app, std::vector<std::string>(argv, argv + argc));
   i8g::cli::setup_inspect(app);
   i8g::cli::setup_bench(app);
   i8g::cli::setup_cache(app);

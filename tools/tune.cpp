@@ -1,5 +1,11 @@
 // i8gemm tune: enumerate, compile and store every candidate for the target shapes.
 #include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +20,7 @@
 #include "generator/generator.hpp"
 #include "runtime/tune/autotune.hpp"
 #include "runtime/serve/engine.hpp"
+#include "runtime/gpu/device.hpp"
 #include "runtime/serve/jit.hpp"
 #include "tools/cli.hpp"
 
@@ -25,7 +32,8 @@ struct TuneFlags {
   ProblemFlags problem;
   bool compile_only = false;
   bool experimental_wgmma = false, resume = false;
-  std::string arch, cache, filter, m = "1,16,256,4096", shard;
+  std::string arch, cache, filter, m = "1,16,256,4096", shard, devices;
+  std::vector<std::string> argv;  // the whole command line (--devices starts one job per device with it)
   int jobs = 0, device = 0, samples = 50;
 };
 
@@ -181,11 +189,53 @@ struct ShapeSummary {
   int kernels = 0, compiled = 0, cached = 0, failed = 0, spilling = 0, max_regs = 0;
 };
 
+// --devices: one `tune --device D --shard I/N` process per device, all writing the one cache
+// (WAL: concurrent writers are safe), together covering this job's share of the work list.
+void run_device_jobs(const TuneFlags& o) {
+  std::string why;
+  const int available = cuda_device_count(&why);
+  if (available == 0 && o.devices == "all") throw Error("tune", fmt::format("--devices all: {}", why));
+  const std::vector<int> devices = parse_devices(o.devices, available);
+  const Shard outer = o.shard.empty() ? Shard{} : parse_shard(o.shard);
+  std::vector<std::pair<int, pid_t>> jobs;
+  for (size_t k = 0; k < devices.size(); ++k) {
+    const Shard sub = sub_shard(outer, int64_t(k), int64_t(devices.size()));
+    std::vector<std::string> args = device_job_args(o.argv, devices[k], sub);
+    std::vector<char*> cargs;
+    for (std::string& a : args) cargs.push_back(a.data());
+    cargs.push_back(nullptr);
+    pid_t pid = 0;
+    if (const int rc = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, cargs.data(), environ); rc != 0) {
+      fmt::print(stderr, "i8gemm: cannot start the job of device {}: {}\n", devices[k], std::strerror(rc));
+      continue;
+    }
+    fmt::print("device {}: job {} of {} (shard {}/{}), pid {}\n", devices[k], k, devices.size(), sub.index, sub.count,
+               pid);
+    jobs.emplace_back(devices[k], pid);
+  }
+  std::fflush(stdout);
+  int failed = int(devices.size() - jobs.size());
+  for (auto [device, pid] : jobs) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    failed += !ok;
+    fmt::print("device {}: {}\n", device,
+               ok ? std::string("done") : WIFEXITED(status) ? fmt::format("failed (exit {})", WEXITSTATUS(status))
+                                                            : fmt::format("killed (signal {})", WTERMSIG(status)));
+  }
+  if (failed > 0) throw Error("tune", fmt::format("{} of {} device jobs failed (their messages are above)", failed, devices.size()));
+}
+
 void run_tune(const TuneFlags& o) {
   if (!o.compile_only) {
     const std::vector<NamedShape> shapes = o.shapes.resolve();
     std::vector<GemmProblem> problems;
     for (const NamedShape& s : shapes) problems.push_back(o.problem.make(s));
+    parse_m_list(o.m);  // every flag checked before any job starts
+    if (!o.shard.empty()) parse_shard(o.shard);
+    if (!o.devices.empty()) return run_device_jobs(o);
     return run_gpu_tune(o, shapes, problems);
   }
   if (o.arch.empty()) throw Error("tune", "--compile-only needs --arch (e.g. --arch sm_90a)");
@@ -264,8 +314,9 @@ void run_tune(const TuneFlags& o) {
 
 }  // namespace
 
-void setup_tune(CLI::App& app) {
+void setup_tune(CLI::App& app, const std::vector<std::string>& argv) {
   auto opts = std::make_shared<TuneFlags>();
+  opts->argv = argv;
   CLI::App* cmd = app.add_subcommand("tune", "tune the given shapes: on a GPU, verify and time every candidate against cuBLASLt; with --compile-only, compile and store them");
   opts->shapes.add_to(*cmd);
   opts->problem.add_to(*cmd);
@@ -282,7 +333,12 @@ void setup_tune(CLI::App& app) {
   cmd->add_option("--filter", opts->filter, "only kernels whose name matches this regex");
   cmd->add_option("-j,--jobs", opts->jobs, "parallel compiles (default: the CPUs this process may use, cgroup quota included)")->check(CLI::Range(0, 256));
   cmd->add_option("--m", opts->m, "M buckets to tune on a GPU, e.g. 1,16,256,4096")->capture_default_str();
-  cmd->add_option("--device", opts->device, "CUDA device ordinal")->check(CLI::Range(0, 64));
+  CLI::Option* device = cmd->add_option("--device", opts->device, "CUDA device ordinal")->check(CLI::Range(0, 64));
+  cmd->add_option("--devices", opts->devices,
+                  "tune on several GPUs of this host at once: 0,1,3 or all; one job per device, each taking a round-robin "
+                  "share of the (shape, M) buckets, all writing the one cache")
+      ->excludes(device)
+      ->excludes(compile_only);
   cmd->add_option("--shard", opts->shard,
                   "I/N: tune only job I's share (from 0) of the work list, dealt round robin to N jobs (on a GPU the "
                   "(shape, M) buckets, with --compile-only the kernels); merge the N caches with `cache merge`");

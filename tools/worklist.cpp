@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "core/error.hpp"
@@ -18,6 +19,60 @@ Shard parse_shard(const std::string& text) {
   if (s.count < 1 || s.index >= s.count)
     throw Error("--shard", fmt::format("'{}': I must be at least 0 and less than N (N >= 1)", t));
   return s;
+}
+
+Shard sub_shard(Shard parent, int64_t k, int64_t n) {
+  return Shard{parent.index + parent.count * k, parent.count * n};
+}
+
+std::vector<std::string> device_job_args(const std::vector<std::string>& args, int device, Shard shard) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    bool dropped = false;
+    for (const char* flag : {"--devices", "--device", "--shard"}) {
+      const std::string f = flag;
+      if (a == f) {
+        ++i;  // its value too
+        dropped = true;
+        break;
+      }
+      if (a.rfind(f + "=", 0) == 0) {
+        dropped = true;
+        break;
+      }
+    }
+    if (!dropped) out.push_back(a);
+  }
+  out.insert(out.end(), {"--device", std::to_string(device), "--shard",
+                         fmt::format("{}/{}", shard.index, shard.count)});
+  return out;
+}
+
+std::vector<int> parse_devices(const std::string& text, int available) {
+  std::vector<int> out;
+  if (text == "all") {
+    if (available < 1) throw Error("--devices", "no CUDA device is available");
+    for (int d = 0; d < available; ++d) out.push_back(d);
+    return out;
+  }
+  static const std::regex item(R"(^\d{1,3}$)");
+  size_t start = 0;
+  while (start <= text.size() && text.size() <= 400) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string d = text.substr(start, end - start);
+    if (!std::regex_match(d, item))
+      throw Error("--devices", fmt::format("'{}' is not a device ordinal (use e.g. 0,1,3 or all)", d.substr(0, 16)));
+    const int v = std::stoi(d);
+    if (v >= available)
+      throw Error("--devices", fmt::format("device {} does not exist ({} CUDA device(s))", v, available));
+    for (int seen : out)
+      if (seen == v) throw Error("--devices", fmt::format("device {} is named twice", v));
+    out.push_back(v);
+    start = end + 1;
+  }
+  if (out.empty()) throw Error("--devices", "no device given (use e.g. 0,1,3 or all)");
+  return out;
 }
 
 std::string duration_text(double seconds) {

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace i8g {
 
@@ -16,6 +17,17 @@ struct Shard {
   bool holds(size_t item) const { return int64_t(item % uint64_t(count)) == index; }
 };
 Shard parse_shard(const std::string& text);  // "I/N"; throws Error
+
+// `tune --devices`: job k of n device jobs inside the parent's share `parent` (itself a shard of
+// an outer job array, or the whole list): items j with j mod (parent.count * n) equal to
+// parent.index + parent.count * k. The n sub-shards partition the parent's items.
+Shard sub_shard(Shard parent, int64_t k, int64_t n);
+// The command line of one device job of `tune --devices`: the parent's arguments without
+// --devices, --device and --shard (as "--x V" or "--x=V"), then --device D --shard I/N.
+std::vector<std::string> device_job_args(const std::vector<std::string>& args, int device, Shard shard);
+// `--devices 0,2,3` or `all` (then `available` devices, 0..available-1); throws Error for an
+// empty, malformed, repeated or absent ordinal.
+std::vector<int> parse_devices(const std::string& text, int available);
 
 // "41s", "2m05s", "1h02m": a duration for progress lines.
 std::string duration_text(double seconds);

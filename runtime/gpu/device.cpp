@@ -6,6 +6,15 @@
 
 namespace i8g {
 
+int cuda_device_count(std::string* why) {
+  std::string w;
+  const Driver* d = Driver::get(&w);
+  int count = 0;
+  if (d && d->cuDeviceGetCount(&count) != CUDA_SUCCESS) count = 0, w = "cuDeviceGetCount failed";
+  if (why) *why = w;
+  return count;
+}
+
 DeviceInfo query_device(int ordinal) {
   std::string why;
   const Driver* d = Driver::get(&why);

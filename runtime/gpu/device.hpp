@@ -20,5 +20,7 @@ struct DeviceInfo {
 
 // Queries device `ordinal`; throws Error (no_device, invalid_argument, unsupported).
 DeviceInfo query_device(int ordinal);
+// How many CUDA devices the driver sees; 0 (and why, when asked) without a driver or device.
+int cuda_device_count(std::string* why = nullptr);
 
 }  // namespace i8g

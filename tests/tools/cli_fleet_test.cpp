@@ -140,5 +140,22 @@ TEST_F(CliFleet, ExportNeedsWinnersAndNeverWritesIntoAnExistingFile) {
   EXPECT_TRUE(no_flag.failed_cleanly()) << no_flag.describe();
 }
 
+TEST_F(CliFleet, DeviceJobsAreRefusedClearlyWhereTheyCannotRun) {
+  // This test runs where CI does, without a GPU: the device list is checked before any job starts.
+  const std::string c = dir_.file("d.sqlite");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"tune", "--shape", "256x512", "--devices", "0,1", "--cache", c},
+        {"tune", "--shape", "256x512", "--devices", "0", "--device", "1", "--cache", c},
+        {"tune", "--compile-only", "--arch", "sm_80", "--shape", "256x512", "--devices", "0", "--cache", c},
+        {"tune", "--shape", "256x512", "--devices", "0", "--shard", "2/2", "--cache", c},
+        {"tune", "--shape", "256x512", "--devices", "x", "--cache", c}}) {
+    Result r = run(args);
+    EXPECT_TRUE(r.failed_cleanly()) << r.describe();
+    const bool named = r.err.find("--devices") != std::string::npos || r.err.find("--shard") != std::string::npos;
+    EXPECT_TRUE(named) << "the error names the flag\n" << r.describe();
+    EXPECT_FALSE(exists(c)) << r.describe();
+  }
+}
+
 }  // namespace
 }  // namespace i8g::clitest

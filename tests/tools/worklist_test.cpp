@@ -42,6 +42,40 @@ TEST(Worklist, TheShardsOfAnyCountCoverEveryItemExactlyOnce) {
     }
 }
 
+TEST(Worklist, DeviceJobsSplitTheirParentsShareExactlyAndCarryTheirOwnFlags) {
+  // Inside an outer job array (shard 1 of 3) and without one, 2 and 4 devices.
+  for (const Shard parent : {Shard{0, 1}, Shard{1, 3}})
+    for (int64_t n : {1, 2, 4})
+      for (size_t j = 0; j < 100; ++j) {
+        int owners = 0;
+        for (int64_t k = 0; k < n; ++k) owners += sub_shard(parent, k, n).holds(j);
+        EXPECT_EQ(owners, parent.holds(j) ? 1 : 0) << "item " << j << ", " << n << " devices";
+      }
+  const std::vector<std::string> args = {"i8gemm", "tune", "--shapes", "m.shapes", "--devices", "0,1",
+                                         "--m=1,16", "--shard=1/3", "--device", "4", "--cache", "c.sqlite"};
+  EXPECT_EQ(device_job_args(args, 1, Shard{4, 6}),
+            (std::vector<std::string>{"i8gemm", "tune", "--shapes", "m.shapes", "--m=1,16", "--cache", "c.sqlite",
+                                      "--device", "1", "--shard", "4/6"}));
+  EXPECT_EQ(device_job_args({"i8gemm", "tune", "--devices=all"}, 0, Shard{0, 2}),
+            (std::vector<std::string>{"i8gemm", "tune", "--device", "0", "--shard", "0/2"}));
+}
+
+TEST(Worklist, DeviceListsNameExistingOrdinalsOnce) {
+  EXPECT_EQ(parse_devices("0,2,3", 4), (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(parse_devices("all", 3), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(parse_devices("1", 2), (std::vector<int>{1}));
+  for (const auto& [text, available] : std::vector<std::pair<std::string, int>>{
+           {"", 4}, {"0,", 4}, {",1", 4}, {"0,0", 4}, {"4", 4}, {"-1", 4}, {"a", 4}, {"0;1", 4}, {"all", 0}, {"0", 0},
+           {std::string(500, '1'), 4}}) {
+    try {
+      parse_devices(text, available);
+      ADD_FAILURE() << "'" << text << "' accepted with " << available << " devices";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("--devices"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Worklist, BucketLinesSayWhoHowFarAndAboutHowLongTheRestTakes) {
   EXPECT_EQ(duration_text(0.4), "0s");
   EXPECT_EQ(duration_text(59.4), "59s");
