@@ -69,8 +69,7 @@ std::string call_plugin(char op, const std::string& in, const char* where) {
 // comgr's objects for one compile; the worker exits right after, which releases them.
 std::string comgr_bitcode(const Source& src, const std::string& arch) {
   const RocmLibs& h = rocm_libs();
-  amd_comgr_data_set_t in{}, out{};
-  amd_comgr_action_info_t info{};
+  amd_comgr_data_set_t in{}, out{};  // out: the last action's output (empty before the first)
   auto log_of = [&]() {
     size_t count = 0;
     std::string text;
@@ -98,25 +97,51 @@ std::string comgr_bitcode(const Source& src, const std::string& arch) {
   };
   if (!h.hiprtc_header) throw Error("llvm_ir_text", "libhiprtc-builtins.so.5 (hipRTC's runtime header) was not found");
   check(h.amd_comgr_create_data_set(&in), "amd_comgr_create_data_set");
-  check(h.amd_comgr_create_data_set(&out), "amd_comgr_create_data_set");
   add(AMD_COMGR_DATA_KIND_SOURCE, src.name + ".hip", src.code.data(), src.code.size());
   add(AMD_COMGR_DATA_KIND_INCLUDE, "hiprtc_runtime.h", h.hiprtc_header, h.hiprtc_header_size);
   for (const auto& f : embedded_templates()) add(AMD_COMGR_DATA_KIND_INCLUDE, f.path, f.text, std::strlen(f.text));
-  // hipRTC's own additions (-include of its header, no GPU include path), then our options
-  // less --offload-arch, which comgr takes as the ISA name.
-  std::vector<std::string> options = {"-include", "hiprtc_runtime.h", "-nogpuinc"};
+  // The actions and options hipRTC 5.2 runs (seen with AMD_COMGR_EMIT_VERBOSE_LOGS=1): the
+  // source to bitcode in prelink mode, with its -include of its header and no GPU include path,
+  // then our options less --offload-arch, which comgr takes as the ISA name; the device
+  // libraries added and linked; then code generation, which runs the -O3 pipeline over the
+  // linked module once more (where a constant K loop may be unrolled whole). That last action,
+  // told to stop at bitcode (-emit-llvm), gives the module the code generator sees: the IR
+  // whose MFMA intrinsics are the ISA's v_mfma (a replay with the one-step
+  // COMPILE_SOURCE_WITH_DEVICE_LIBS_TO_BC action kept a 6-step K loop rolled that hipRTC unrolls).
+  std::vector<std::string> options = {"-include", "hiprtc_runtime.h", "-nogpuinc", "-mllvm", "-amdgpu-prelink"};
   for (const std::string& o : hip_options(arch))
     if (o.rfind("--offload-arch=", 0) != 0) options.push_back(o);
-  std::vector<const char*> argv;
-  for (const std::string& o : options) argv.push_back(o.c_str());
-  check(h.amd_comgr_create_action_info(&info), "amd_comgr_create_action_info");
-  check(h.amd_comgr_action_info_set_isa_name(info, ("amdgcn-amd-amdhsa--" + arch).c_str()), "amd_comgr_action_info_set_isa_name");
-  check(h.amd_comgr_action_info_set_language(info, AMD_COMGR_LANGUAGE_HIP), "amd_comgr_action_info_set_language");
-  check(h.amd_comgr_action_info_set_option_list(info, argv.data(), argv.size()), "amd_comgr_action_info_set_option_list");
-  check(h.amd_comgr_action_info_set_logging(info, true), "amd_comgr_action_info_set_logging");
-  check(h.amd_comgr_do_action(AMD_COMGR_ACTION_COMPILE_SOURCE_WITH_DEVICE_LIBS_TO_BC, info, in, out),
-        "amd_comgr_do_action(compile to bitcode)");
-  return comgr_bytes(out, AMD_COMGR_DATA_KIND_BC, 0, "comgr bitcode");
+  auto make_info = [&](const std::vector<std::string>& opts) {
+    amd_comgr_action_info_t i{};
+    check(h.amd_comgr_create_action_info(&i), "amd_comgr_create_action_info");
+    check(h.amd_comgr_action_info_set_isa_name(i, ("amdgcn-amd-amdhsa--" + arch).c_str()), "amd_comgr_action_info_set_isa_name");
+    check(h.amd_comgr_action_info_set_language(i, AMD_COMGR_LANGUAGE_HIP), "amd_comgr_action_info_set_language");
+    std::vector<const char*> argv;
+    for (const std::string& o : opts) argv.push_back(o.c_str());
+    if (!argv.empty())
+      check(h.amd_comgr_action_info_set_option_list(i, argv.data(), argv.size()), "amd_comgr_action_info_set_option_list");
+    check(h.amd_comgr_action_info_set_logging(i, true), "amd_comgr_action_info_set_logging");
+    return i;
+  };
+  // Each action's output set becomes `out` (whose log an error then carries) and the next input.
+  auto act = [&](amd_comgr_action_kind_t kind, amd_comgr_action_info_t i, const char* what) {
+    amd_comgr_data_set_t next{};
+    check(h.amd_comgr_create_data_set(&next), "amd_comgr_create_data_set");
+    const amd_comgr_data_set_t from = out.handle ? out : in;
+    out = next;
+    check(h.amd_comgr_do_action(kind, i, from, out), what);
+  };
+  act(AMD_COMGR_ACTION_COMPILE_SOURCE_TO_BC, make_info(options), "amd_comgr_do_action(compile to bitcode)");
+  const amd_comgr_action_info_t plain = make_info({});
+  act(AMD_COMGR_ACTION_ADD_DEVICE_LIBRARIES, plain, "amd_comgr_do_action(add device libraries)");
+  act(AMD_COMGR_ACTION_LINK_BC_TO_BC, plain, "amd_comgr_do_action(link bitcode)");
+  act(AMD_COMGR_ACTION_CODEGEN_BC_TO_RELOCATABLE,
+      make_info({"-O3", "-mllvm", "-amdgpu-internalize-symbols", "-emit-llvm"}),
+      "amd_comgr_do_action(optimize for code generation)");
+  std::string bc = comgr_bytes(out, AMD_COMGR_DATA_KIND_RELOCATABLE, 0, "comgr bitcode");
+  if (bc.compare(0, 4, "BC\xC0\xDE") != 0)
+    throw Error("llvm_ir_text", "comgr's code generation step returned no bitcode (-emit-llvm not honoured)");
+  return bc;
 }
 #endif
 

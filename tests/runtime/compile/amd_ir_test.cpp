@@ -28,14 +28,17 @@ std::string describe(const std::vector<AmdIrFinding>& fs) {
   return s;
 }
 
-// Every candidate config of the first TP4 shape (the others differ only in N and K constants)
-// and the untuned defaults of all four.
+// Every candidate config of the first TP4 shape and of 4096x384 (K = 384: six K steps of 64,
+// which hipRTC's code generation unrolls whole for some configs — the IR must be the one the
+// code generator saw), and the untuned defaults of the other two.
 TEST(AmdIr, EveryTp4Gfx90aCandidateCarriesIrWhoseMfmaCountMatchesItsIsaAndConfig) {
   const Target t = Target::from_arch("gfx90a");
   const std::vector<GemmProblem> tp4 = test::tp4_problems();
+  ASSERT_EQ(tp4[3].k, 384);
   std::vector<KernelSpec> specs;
-  for (const KernelConfig& c : candidates(tp4[0], t)) specs.push_back({tp4[0], c, t.arch});
-  for (size_t i = 1; i < tp4.size(); ++i)
+  for (size_t i : {size_t(0), size_t(3)})
+    for (const KernelConfig& c : candidates(tp4[i], t)) specs.push_back({tp4[i], c, t.arch});
+  for (size_t i : {size_t(1), size_t(2)})
     for (const KernelSpec& s : test::default_specs(tp4[i], t)) specs.push_back(s);
   ASSERT_GE(specs.size(), 8u);
   std::vector<Source> sources;
