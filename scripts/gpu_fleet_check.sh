@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Issue 16's GPU check, on the GPU machine over a build made elsewhere: the TP4 shapes tuned by
+# one job, then by two jobs at once (two devices with --devices when the host has two, else two
+# --shard workers sharing the one GPU, which says so), their caches merged; the winners must
+# agree within the tie rule (same candidate, or times within TIE of each other, since two
+# timings of one kernel differ by noise), and the wall times are printed.
+#   OUT=/tmp/out BUILD=build bash scripts/gpu_fleet_check.sh
+# Env: OUT, BUILD, SHAPES (default examples/tp4.shapes), MS (default 1,16,256,4096), SAMPLES
+# (default 20), TIE (default 0.05: 5%, the run-to-run noise of one kernel between processes).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/out}
+BUILD=${BUILD:-build}
+SHAPES=${SHAPES:-examples/tp4.shapes}
+MS=${MS:-1,16,256,4096}
+SAMPLES=${SAMPLES:-20}
+TIE=${TIE:-0.05}
+CLI="$BUILD/tools/i8gemm"
+export LD_LIBRARY_PATH="$PWD/$BUILD/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+mkdir -p "$OUT/fleet"
+F=$OUT/fleet
+rm -f "$F"/*.sqlite*
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+common=(tune --shapes "$SHAPES" --m "$MS" --samples "$SAMPLES")
+
+t0=$(date +%s)
+"$CLI" "${common[@]}" --cache "$F/one.sqlite" >"$F/one.log" 2>&1 || { echo "one-job tune failed (see $F/one.log)"; exit 1; }
+t1=$(date +%s)
+if [ "${gpus:-0}" -ge 2 ]; then
+  how="--devices 0,1 (two GPUs)"
+  "$CLI" "${common[@]}" --devices 0,1 --cache "$F/two.sqlite" >"$F/two.log" 2>&1
+  rc=$?
+else
+  how="two --shard workers on the one GPU (simulated: no second GPU on this host)"
+  "$CLI" "${common[@]}" --shard 0/2 --cache "$F/s0.sqlite" >"$F/s0.log" 2>&1 &
+  p0=$!
+  "$CLI" "${common[@]}" --shard 1/2 --cache "$F/s1.sqlite" >"$F/s1.log" 2>&1 &
+  p1=$!
+  wait $p0; r0=$?
+  wait $p1; r1=$?
+  rc=$((r0 || r1))
+  [ $rc -eq 0 ] && "$CLI" cache merge "$F/two.sqlite" "$F/s0.sqlite" "$F/s1.sqlite" >"$F/merge.log" 2>&1 || rc=1
+fi
+t2=$(date +%s)
+[ $rc -eq 0 ] || { echo "two-job tune failed ($how; logs in $F)"; exit 1; }
+grep -h "bucket .* done" "$F"/two.log "$F"/s*.log 2>/dev/null | tail -4
+
+"$CLI" inspect winners --json --cache "$F/one.sqlite" >"$F/one.json"
+"$CLI" inspect winners --json --cache "$F/two.sqlite" >"$F/two.json"
+python3 - "$F/one.json" "$F/two.json" "$TIE" "$how" "$((t1 - t0))" "$((t2 - t1))" <<'EOF'
+import json, sys
+one, two = (json.load(open(p))["winners"] for p in sys.argv[1:3])
+tie, how, s1, s2 = float(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
+key = lambda w: (w["problem"], w["m_bucket"], w["gpu"])
+a, b = {key(w): w for w in one}, {key(w): w for w in two}
+bad = 0
+print(f"| problem | M | one job | us | two jobs | us | agree |")
+print(f"|---|---|---|---|---|---|---|")
+for k in sorted(set(a) | set(b)):
+    x, y = a.get(k), b.get(k)
+    if not x or not y:
+        bad += 1
+        print(f"| {k[0]} | {k[1]} | {x and x['winner']} | | {y and y['winner']} | | missing |")
+        continue
+    same = x["winner"] == y["winner"]
+    close = abs(x["time_us"] - y["time_us"]) <= tie * min(x["time_us"], y["time_us"])
+    ok = same or close
+    bad += not ok
+    print(f"| {k[0]} | {k[1]} | {x['winner'][-40:]} | {x['time_us']:.2f} | {y['winner'][-40:]} | {y['time_us']:.2f} | "
+          f"{'same' if same else ('within tie' if close else 'NO')} |")
+print(f"\n{len(a)} buckets; one job {s1} s, two jobs ({how}) {s2} s; disagreements: {bad}")
+sys.exit(1 if bad else 0)
+EOF
