@@ -15,6 +15,7 @@
 #include <regex>
 
 #include "cache/cache.hpp"
+#include "core/cpus.hpp"
 #include "core/error.hpp"
 #include "generator/families.hpp"
 #include "generator/generator.hpp"
@@ -201,6 +202,8 @@ void run_device_jobs(const TuneFlags& o) {
   for (size_t k = 0; k < devices.size(); ++k) {
     const Shard sub = sub_shard(outer, int64_t(k), int64_t(devices.size()));
     std::vector<std::string> args = device_job_args(o.argv, devices[k], sub);
+    // The jobs compile at the same time: unless -j was given, they share this process's CPUs.
+    if (o.jobs == 0) args.insert(args.end(), {"-j", std::to_string(std::max(1, usable_cpus() / int(devices.size())))});
     std::vector<char*> cargs;
     for (std::string& a : args) cargs.push_back(a.data());
     cargs.push_back(nullptr);
