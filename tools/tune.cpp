@@ -203,7 +203,10 @@ void run_device_jobs(const TuneFlags& o) {
     const Shard sub = sub_shard(outer, int64_t(k), int64_t(devices.size()));
     std::vector<std::string> args = device_job_args(o.argv, devices[k], sub);
     // The jobs compile at the same time: unless -j was given, they share this process's CPUs.
-    if (o.jobs == 0) args.insert(args.end(), {"-j", std::to_string(std::max(1, usable_cpus() / int(devices.size())))});
+    const bool jobs_given = std::any_of(o.argv.begin(), o.argv.end(), [](const std::string& a) {
+      return a.rfind("-j", 0) == 0 || a.rfind("--jobs", 0) == 0;
+    });
+    if (!jobs_given) args.insert(args.end(), {"-j", std::to_string(std::max(1, usable_cpus() / int(devices.size())))});
     std::vector<char*> cargs;
     for (std::string& a : args) cargs.push_back(a.data());
     cargs.push_back(nullptr);
