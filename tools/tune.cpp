@@ -68,10 +68,9 @@ std::vector<std::pair<KernelSpec, size_t>> filtered_specs(const std::vector<Gemm
 }
 
 // Full tuning on the GPU: every candidate and cuBLASLt, verified then timed, per M bucket.
-void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
+void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<NamedShape>& shapes,
                   const std::vector<GemmProblem>& problems) {
   const std::vector<int64_t> ms = parse_m_list(o.m);
-  const Shard shard = o.shard.empty() ? Shard{} : parse_shard(o.shard);
   // This job's share of the (shape, M bucket) work list, per shape.
   std::vector<std::vector<int64_t>> ms_of(problems.size());
   size_t buckets = 0;
@@ -131,22 +130,23 @@ void run_gpu_tune(const TuneFlags& o, const std::vector<NamedShape>& shapes,
     // One line per stage; on a terminal also a bar that fills as candidates finish.
     std::unique_ptr<Progress> bar;
     std::string stage;
-    const auto results = autotune(*engine, cache, problems[i], to, [&](const std::string& s, size_t done, size_t total) {
-      if (const std::string end = ": done"; s.size() > end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0) {
-        if (bar) bar->finish();
-        bar.reset();
-        stage.clear();
-        bucket_finished(label + " " + s.substr(s.find(" M=") + 1, s.size() - end.size() - s.find(" M=") - 1));
-        return;
-      }
-      if (s != stage) {
-        if (bar) bar->finish();
-        stage = s;
-        fmt::print(stderr, "  {} ({} candidates)\n", s, total);
-        bar = std::make_unique<Progress>("  " + s);
-      }
-      bar->update(done, total);
-    });
+    const auto results = autotune(
+        *engine, cache, problems[i], to,
+        [&](const std::string& s, size_t done, size_t total) {
+          if (s != stage) {
+            if (bar) bar->finish();
+            stage = s;
+            fmt::print(stderr, "  {} ({} candidates)\n", s, total);
+            bar = std::make_unique<Progress>("  " + s);
+          }
+          bar->update(done, total);
+        },
+        [&](int64_t m) {
+          if (bar) bar->finish();
+          bar.reset();
+          stage.clear();
+          bucket_finished(fmt::format("{} M={}", label, m));
+        });
     if (bar) bar->finish();
     for (const BucketResult& r : results) {
       if (r.stored) {  // --resume: tuned before, not timed again
@@ -192,12 +192,11 @@ struct ShapeSummary {
 
 // --devices: one `tune --device D --shard I/N` process per device, all writing the one cache
 // (WAL: concurrent writers are safe), together covering this job's share of the work list.
-void run_device_jobs(const TuneFlags& o) {
+void run_device_jobs(const TuneFlags& o, const Shard& outer) {
   std::string why;
   const int available = cuda_device_count(&why);
   if (available == 0 && o.devices == "all") throw Error("tune", fmt::format("--devices all: {}", why));
   const std::vector<int> devices = parse_devices(o.devices, available);
-  const Shard outer = o.shard.empty() ? Shard{} : parse_shard(o.shard);
   std::vector<std::pair<int, pid_t>> jobs;
   for (size_t k = 0; k < devices.size(); ++k) {
     const Shard sub = sub_shard(outer, int64_t(k), int64_t(devices.size()));
@@ -235,14 +234,14 @@ void run_device_jobs(const TuneFlags& o) {
 }
 
 void run_tune(const TuneFlags& o) {
+  const Shard shard = o.shard.empty() ? Shard{} : parse_shard(o.shard);  // checked before any work
   if (!o.compile_only) {
     const std::vector<NamedShape> shapes = o.shapes.resolve();
     std::vector<GemmProblem> problems;
     for (const NamedShape& s : shapes) problems.push_back(o.problem.make(s));
     parse_m_list(o.m);  // every flag checked before any job starts
-    if (!o.shard.empty()) parse_shard(o.shard);
-    if (!o.devices.empty()) return run_device_jobs(o);
-    return run_gpu_tune(o, shapes, problems);
+    if (!o.devices.empty()) return run_device_jobs(o, shard);
+    return run_gpu_tune(o, shard, shapes, problems);
   }
   if (o.arch.empty()) throw Error("tune", "--compile-only needs --arch (e.g. --arch sm_90a)");
   parse_m_list(o.m);  // unused without a GPU, but a malformed list is still an error
@@ -253,7 +252,6 @@ void run_tune(const TuneFlags& o) {
   for (const NamedShape& s : shapes) problems.push_back(o.problem.make(s));  // all valid first
   std::vector<KernelSpec> specs;
   std::vector<size_t> owner;
-  const Shard shard = o.shard.empty() ? Shard{} : parse_shard(o.shard);
   const auto all_specs = filtered_specs(problems, target, o.filter);
   for (size_t j = 0; j < all_specs.size(); ++j) {
     if (!shard.holds(j)) continue;  // another shard's

@@ -77,7 +77,7 @@ void final_round(Measurer& measurer, BucketResult& r, LaunchOf launch_of) {
 
 std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const GemmProblem& p,
                                    const TuneOptions& opt,
-                                   const AutotuneProgress& progress) {
+                                   const AutotuneProgress& progress, const BucketDone& bucket_done) {
   auto say = [&](const std::string& stage, size_t done, size_t total) {
     if (progress) progress(stage, done, total);
   };
@@ -177,7 +177,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
     });
     decide(r);
     store(cache, tune_key(engine.device(), compiler->version(), p, m), r);
-    say(fmt::format("{} M={}: done", p.key(), m), 1, 1);
+    if (bucket_done) bucket_done(m);
     results.push_back(std::move(r));
   }
   auto rank = [&](int64_t m) { return std::find(opt.ms.begin(), opt.ms.end(), m) - opt.ms.begin(); };

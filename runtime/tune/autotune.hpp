@@ -31,12 +31,13 @@ struct TuneOptions {
 };
 
 // Progress: (stage, done, total); called with done = 0 when a stage starts ("<problem>:
-// compiling", "<problem> M=<m>: timing"), then after each candidate; and once with
-// "<problem> M=<m>: done" (1 of 1) when that bucket's winner is stored.
+// compiling", "<problem> M=<m>: timing"), then after each candidate.
 using AutotuneProgress = std::function<void(const std::string& stage, size_t done, size_t total)>;
+// Called with the bucket's M once its winner is stored (not for --resume's stored buckets).
+using BucketDone = std::function<void(int64_t m)>;
 
 std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const GemmProblem& p,
                                    const TuneOptions& opt,
-                                   const AutotuneProgress& progress = {});
+                                   const AutotuneProgress& progress = {}, const BucketDone& bucket_done = {});
 
 }  // namespace i8g

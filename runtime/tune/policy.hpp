@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cache/cache.hpp"
+#include "cache/merge.hpp"
 #include "runtime/gpu/timing.hpp"
 #include "runtime/serve/candidate.hpp"
 
@@ -38,8 +39,9 @@ struct BucketResult {
   const CandidateResult* winning() const { return winner ? &candidates[*winner] : nullptr; }
 };
 
-// Candidates within this fraction of the fastest graph median tie.
-inline constexpr double kTieFraction = 0.01;
+// Candidates within this fraction of the fastest graph median tie: the rule a cache merge
+// applies to two stored winners too (cache/merge.hpp).
+inline constexpr double kTieFraction = cache::kWinnerTieFraction;
 
 // Ok and graph-timed: the only candidates that can win or be the baseline.
 bool fully_timed(const CandidateResult& c);
