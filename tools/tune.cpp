@@ -71,12 +71,12 @@ std::vector<std::pair<KernelSpec, size_t>> filtered_specs(const std::vector<Gemm
 void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<NamedShape>& shapes,
                   const std::vector<GemmProblem>& problems) {
   const std::vector<int64_t> ms = parse_m_list(o.m);
-  // This job's share of the (shape, M bucket) work list, per shape.
+  // This job's share of the work list, per shape (worklist.hpp: whole shapes where it can).
   std::vector<std::vector<int64_t>> ms_of(problems.size());
   size_t buckets = 0;
-  for (size_t i = 0, item = 0; i < problems.size(); ++i)
-    for (int64_t m : ms)
-      if (shard.holds(item++)) ms_of[i].push_back(m), ++buckets;
+  const auto held = shard_buckets(shard, problems.size(), ms.size());
+  for (size_t i = 0; i < problems.size(); ++i)
+    for (size_t j : held[i]) ms_of[i].push_back(ms[j]), ++buckets;
   std::unique_ptr<Engine> engine;
   try {
     engine = std::make_unique<Engine>(o.device, resolve_cache_path(o.cache));

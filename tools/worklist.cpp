@@ -21,6 +21,17 @@ Shard parse_shard(const std::string& text) {
   return s;
 }
 
+std::vector<std::vector<size_t>> shard_buckets(const Shard& shard, size_t shapes, size_t ms) {
+  // A shape's candidates are compiled once for all its buckets, and compiling is most of a
+  // tune: so whole shapes are dealt when there are enough to go round.
+  const bool by_shape = shapes >= uint64_t(shard.count);
+  std::vector<std::vector<size_t>> out(shapes);
+  for (size_t i = 0, item = 0; i < shapes; ++i)
+    for (size_t j = 0; j < ms; ++j)
+      if (shard.holds(by_shape ? i : item++)) out[i].push_back(j);
+  return out;
+}
+
 Shard sub_shard(Shard parent, int64_t k, int64_t n) {
   return Shard{parent.index + parent.count * k, parent.count * n};
 }

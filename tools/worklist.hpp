@@ -9,7 +9,8 @@
 namespace i8g {
 
 // `tune --shard I/N`: job I of N independent tuning jobs (0 <= I < N). The work list (on a GPU
-// the (shape, M bucket) pairs in shape order, then M order; with --compile-only the candidate
+// the shapes, each with all its M buckets, when there are at least N of them, else the
+// (shape, M bucket) pairs in shape order, then M order; with --compile-only the candidate
 // kernels that pass --filter) is dealt round robin: item j belongs to shard j mod N, so N jobs
 // with the same flags cover it exactly once, whatever order they run in.
 struct Shard {
@@ -17,6 +18,10 @@ struct Shard {
   bool holds(size_t item) const { return int64_t(item % uint64_t(count)) == index; }
 };
 Shard parse_shard(const std::string& text);  // "I/N"; throws Error
+// A GPU tune's share: for each of `shapes` shapes, the indices (into the --m list of `ms`
+// buckets) of the buckets this shard tunes, by the rule above (whole shapes when shapes >=
+// shard.count).
+std::vector<std::vector<size_t>> shard_buckets(const Shard& shard, size_t shapes, size_t ms);
 
 // `tune --devices`: job k of n device jobs inside the parent's share `parent` (itself a shard of
 // an outer job array, or the whole list): items j with j mod (parent.count * n) equal to

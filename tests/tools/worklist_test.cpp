@@ -42,6 +42,33 @@ TEST(Worklist, TheShardsOfAnyCountCoverEveryItemExactlyOnce) {
     }
 }
 
+TEST(Worklist, GpuSharesCoverEveryBucketOnceAndKeepShapesWholeWhereThereAreEnough) {
+  for (int64_t n = 1; n <= 5; ++n)
+    for (size_t shapes : {1u, 2u, 3u, 4u, 9u})
+      for (size_t ms : {1u, 2u, 5u}) {
+        std::vector<std::vector<int>> owners(shapes, std::vector<int>(ms, 0));
+        for (int64_t i = 0; i < n; ++i) {
+          const auto held = shard_buckets(Shard{i, n}, shapes, ms);
+          ASSERT_EQ(held.size(), shapes);
+          for (size_t s = 0; s < shapes; ++s) {
+            for (size_t j : held[s]) {
+              ASSERT_LT(j, ms);
+              ++owners[s][j];
+            }
+            // With at least n shapes a shape is all in one job or none (one compile per shape).
+            if (shapes >= size_t(n)) EXPECT_TRUE(held[s].empty() || held[s].size() == ms) << s;
+          }
+        }
+        for (size_t s = 0; s < shapes; ++s)
+          for (size_t j = 0; j < ms; ++j)
+            EXPECT_EQ(owners[s][j], 1) << "shape " << s << " bucket " << j << ", N = " << n;
+      }
+  // Fewer shapes than jobs: the buckets of one shape are dealt out (shape 0's M list over 3 jobs).
+  EXPECT_EQ(shard_buckets(Shard{1, 3}, 1, 5)[0], (std::vector<size_t>{1, 4}));
+  // Enough shapes: shape i goes to job i mod N with all its buckets.
+  EXPECT_EQ(shard_buckets(Shard{1, 2}, 4, 2), (std::vector<std::vector<size_t>>{{}, {0, 1}, {}, {0, 1}}));
+}
+
 TEST(Worklist, DeviceJobsSplitTheirParentsShareExactlyAndCarryTheirOwnFlags) {
   // Inside an outer job array (shard 1 of 3) and without one, 2 and 4 devices.
   for (const Shard parent : {Shard{0, 1}, Shard{1, 3}})
