@@ -10,9 +10,9 @@
  *
  * Every function returns a status and never throws; i8gemm_last_error() says what was wrong,
  * in words, for the calling thread. Several threads may use one context at once. i8gemm_run
- * uses one workspace per prepared problem, so runs of one problem that may be in flight at once
- * on several streams must use i8gemm_run_with_workspace, with a separate workspace each
- * (README, "Streams").
+ * uses one workspace per prepared problem and orders eager runs of one problem on several
+ * streams one after the other; runs that should overlap, and graphs replayed on several streams
+ * at once, use i8gemm_run_with_workspace with a separate workspace each (README, "Streams").
  * The formulas, rounding and limits are in docs/quantization.md. */
 #ifndef I8GEMM_H
 #define I8GEMM_H
@@ -113,9 +113,12 @@ I8GEMM_API i8gemm_status i8gemm_run(i8gemm_context* ctx, const i8gemm_problem* p
 
 /* Concurrent runs of one problem: i8gemm_run keeps its scratch memory (split-K partials and
  * counters, cuBLASLt's int32 accumulator and workspace) in the prepared problem, one for all its
- * runs, so two runs of one problem in flight at once on two streams would corrupt each other's
- * output. i8gemm_run_with_workspace takes that memory from the caller instead, as vLLM hands
- * CUTLASS a workspace: give each stream (or each run that may overlap another) its own.
+ * runs. An eager run that uses it on another stream than the last such run waits (on the GPU,
+ * through an event) for that run, so the two never overlap; a capture is not ordered (it
+ * executes nothing) and a graph's replays cannot be, so a graph captured with i8gemm_run must
+ * not replay while another run of the problem is in flight on another stream.
+ * i8gemm_run_with_workspace takes that memory from the caller instead, as vLLM hands CUTLASS a
+ * workspace: give each stream (or each run or graph that may overlap another) its own.
  *
  * i8gemm_workspace_size: the bytes any run of a prepared problem with m <= max_m needs
  * (0 when none does: no split-K kernel or cuBLASLt bucket serves those rows). Host only; the

@@ -16,6 +16,7 @@
 #include "runtime/gpu/cuda_driver.hpp"
 #include "runtime/serve/engine_parts.hpp"
 #include "runtime/serve/jit.hpp"
+#include "runtime/serve/stream_order.hpp"
 
 namespace i8g {
 
@@ -43,6 +44,8 @@ struct Engine::Prepared {
   // share its workspace (its tile blocks do not move with M).
   std::map<const Loaded*, KernelInstance> instances;
   std::unique_ptr<LtDequant> lt;  // when a bucket is cuBLASLt's
+  // Orders plain runs that use the scratch above across streams (runtime/serve/stream_order.hpp).
+  std::unique_ptr<StreamOrder> order;
 };
 
 namespace {
@@ -175,6 +178,7 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
   auto prep = std::make_unique<Prepared>();
   prep->problem = p;
   prep->max_m = max_m;
+  prep->order = std::make_unique<StreamOrder>();
   std::vector<std::optional<KernelSpec>> bucket_specs;  // per bucket; none where cuBLASLt won
   for (int64_t bound : bounds) {
     auto w = tuned.lower_bound(bound);  // the smallest tuned bucket covering this one
@@ -417,8 +421,15 @@ void Engine::run(const GemmProblem& p, const I8gArgs& a, CUstream stream, const 
   CurrentContext cc(ctx_);
   // Prepare fixed the cuBLASLt algorithm and loaded the utility module.
   if (ws) return k ? k->launch(a, stream, ws->ptr) : prep.lt->run(bucket->lt, a, stream, ws->ptr);
-  if (k) return k->launch(a, stream);
-  prep.lt->run(bucket->lt, a, stream);
+  if (k && bucket->workspace(p.n, a.m) == 0) return k->launch(a, stream);  // no scratch to share
+  // The problem's own scratch: ordered after the last plain run of it on another stream.
+  std::lock_guard order(prep.order->mu);
+  prep.order->before(stream);
+  if (k)
+    k->launch(a, stream);
+  else
+    prep.lt->run(bucket->lt, a, stream);
+  prep.order->after(stream);
 }
 
 size_t Engine::workspace_size(const GemmProblem& p, int64_t max_m) const {

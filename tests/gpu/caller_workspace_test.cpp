@@ -1,5 +1,5 @@
-// Runs of one problem on several streams at once (issue 14 item 3), through
-// i8gemm_run_with_workspace with a workspace each: two host threads driving two streams over the
+// Runs of one problem on several streams at once (issue 14 item 3): plain runs, which the
+// library orders across streams, and runs through i8gemm_run_with_workspace with a workspace each: two host threads driving two streams over the
 // same split-K kernels, or the same cuBLASLt bucket, stay exact round after round, and so do two
 // graphs captured with their own workspaces and replayed together. Every workspace starts as
 // garbage (the poison byte everywhere) and serves several kernels in turn on its stream (a lane's
@@ -68,6 +68,7 @@ struct Lane {
   std::vector<std::unique_ptr<DeviceGemm>> devs;
   std::mt19937 rng;
   std::vector<std::string> errors;
+  bool plain = false;  // i8gemm_run: the problem's own scratch, which the library orders
 };
 
 class CallerWorkspace : public GpuTest {
@@ -120,8 +121,10 @@ class CallerWorkspace : public GpuTest {
   void enqueue(Lane& l) const {
     for (size_t i = 0; i < l.devs.size(); ++i) {
       const i8gemm_args a = l.devs[i]->args();
-      const i8gemm_status st = i8gemm_run_with_workspace(lib_, &p_, &a, l.ws_bytes ? l.ws.as<void>() : nullptr,
-                                                         l.ws_bytes, l.s.handle());
+      const i8gemm_status st =
+          l.plain ? i8gemm_run(lib_, &p_, &a, l.s.handle())
+                  : i8gemm_run_with_workspace(lib_, &p_, &a, l.ws_bytes ? l.ws.as<void>() : nullptr, l.ws_bytes,
+                                              l.s.handle());
       if (st != I8GEMM_SUCCESS)
         l.errors.push_back(fmt::format("M={}: {}: {}", a.m, i8gemm_status_string(st), i8gemm_last_error()));
     }
@@ -205,6 +208,70 @@ TEST_F(CallerWorkspace, TwoThreadsOnTwoStreamsOverACublasLtBucketStayExact) {
   race(*a, *b, 8);
   std::printf("[ figure ] caller workspaces, cuBLASLt: 2 threads x 8 rounds x %zu runs, %zu bytes each\n",
               rows.size(), bytes);
+}
+
+// The plain run on two streams at once (issue 14 item 3): the problem's own split-K scratch, or
+// cuBLASLt's accumulator, serves both lanes; the library orders a run after the last one of the
+// problem on another stream (runtime/serve/stream_order.hpp), so every round stays exact.
+TEST_F(CallerWorkspace, PlainRunsFromTwoThreadsOnTwoStreamsAreOrderedAndStayExact) {
+  if (!options().family.empty()) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
+  open(test_cache_path(), make_problem(768, 4096), 32);
+  ASSERT_GT(split_of(chosen(1)), 1) << chosen(1);
+  auto a = make_lane(kSplitRows, 0, seed_ + 1), b = make_lane(kSplitRows, 0, seed_ + 2);
+  a->plain = b->plain = true;
+  race(*a, *b, 12);
+  std::printf("[ figure ] plain runs, split-K: 2 threads x 12 rounds x %zu runs on two streams\n", kSplitRows.size());
+}
+
+TEST_F(CallerWorkspace, PlainRunsOfACublasLtBucketFromTwoThreadsAreOrderedAndStayExact) {
+  std::string why;
+  if (!LtGemm::available(&why)) GTEST_SKIP() << "cuBLASLt not available: " << why;
+  testsupport::TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  const i8gemm_problem p = make_problem(768, 4096);
+  put_cublaslt_winner(path, p, 64);
+  open(path, p, 64);
+  ASSERT_EQ(chosen(64), "cublaslt:algo=0");
+  auto a = make_lane({1, 7, 24, 64}, 0, seed_ + 1), b = make_lane({1, 7, 24, 64}, 0, seed_ + 2);
+  a->plain = b->plain = true;
+  race(*a, *b, 8);
+}
+
+// torch's order: plain runs on one stream (warm-up), then a capture of the same runs on another
+// stream, replayed while nothing else runs: the capture is not ordered after the warm-up (it
+// executes nothing), adds no node for the ordering, and its replays are exact.
+TEST_F(CallerWorkspace, AWarmUpOnOneStreamThenACaptureOnAnotherReplaysExactly) {
+  if (!options().family.empty()) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
+  open(test_cache_path(), make_problem(768, 4096), 32);
+  auto warm = make_lane(kSplitRows, 0, seed_ + 1), cap = make_lane(kSplitRows, 0, seed_ + 2);
+  warm->plain = cap->plain = true;
+  enqueue(*warm);  // left in flight: the capture begins while it may still run
+  CUgraph graph = nullptr;
+  I8G_CU(cuStreamBeginCapture(cap->s.get(), CU_STREAM_CAPTURE_MODE_GLOBAL));
+  enqueue(*cap);
+  I8G_CU(cuStreamEndCapture(cap->s.get(), &graph));
+  warm->s.sync();
+  check(*warm, "warm-up");
+  size_t nodes = 0;
+  I8G_CU(cuGraphGetNodes(graph, nullptr, &nodes));
+  EXPECT_EQ(nodes, kSplitRows.size()) << "one kernel node per plain run (the kernel resets its own counters)";
+  CUgraphExec exec = nullptr;
+  I8G_CU(cuGraphInstantiateWithFlags(&exec, graph, 0));
+  driver().cuGraphDestroy(graph);
+  for (int r = 0; r < 5; ++r) {
+    refill(*cap);
+    I8G_CU(cuGraphLaunch(exec, cap->s.get()));
+    cap->s.sync();
+    check(*cap, fmt::format("replay {}", r));
+  }
+  // Eager runs on the warm-up stream after the capture: the capture's event is not waited on.
+  refill(*warm);
+  enqueue(*warm);
+  warm->s.sync();
+  check(*warm, "after the capture");
+  driver().cuGraphExecDestroy(exec);
+  for (const Lane* l : {warm.get(), cap.get()})
+    for (size_t e = 0; e < l->errors.size() && e < 8; ++e) ADD_FAILURE() << l->errors[e];
 }
 
 // A graph captured with a caller workspace keeps it: two graphs of the same runs, each with its
