@@ -31,6 +31,7 @@ if [ "${gpus:-0}" -ge 2 ]; then
   how="--devices 0,1 (two GPUs)"
   "$CLI" "${common[@]}" --devices 0,1 --cache "$F/two.sqlite" >"$F/two.log" 2>&1
   rc=$?
+  two_s=$(($(date +%s) - t1))
 else
   # One GPU: two hosts simulated by running the two shards one after the other, each with the
   # whole machine (CPUs for its compiles, the GPU for its timings); a two-host run would take
@@ -45,10 +46,8 @@ else
   ts2=$(date +%s)
   rc=$((r0 || r1))
   [ $rc -eq 0 ] && "$CLI" cache merge "$F/two.sqlite" "$F/s0.sqlite" "$F/s1.sqlite" >"$F/merge.log" 2>&1 || rc=1
-  longer=$(( ts1 - ts0 > ts2 - ts1 ? ts1 - ts0 : ts2 - ts1 ))
+  two_s=$(( ts1 - ts0 > ts2 - ts1 ? ts1 - ts0 : ts2 - ts1 ))  # the longer job
 fi
-t2=$(date +%s)
-[ -n "${longer:-}" ] && t2=$((t1 + longer))
 [ $rc -eq 0 ] || { echo "two-job tune failed ($how; logs in $F)"; exit 1; }
 grep -h "bucket .* done" "$F"/two.log "$F"/s*.log 2>/dev/null | tail -4
 
@@ -65,7 +64,7 @@ if [ "${gpus:-0}" -lt 2 ]; then
   "$CLI" inspect winners --json --cache "$F/dev.sqlite" >"$F/dev.json"
   others+=("$F/dev.json")
 fi
-python3 - "$TIE" "$how" "$((t1 - t0))" "$((t2 - t1))" "$F/one.json" "${others[@]}" <<'EOF'
+python3 - "$TIE" "$how" "$((t1 - t0))" "$two_s" "$F/one.json" "${others[@]}" <<'EOF'
 import json, sys
 tie, how, s1, s2 = float(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 one = json.load(open(sys.argv[5]))["winners"]

@@ -84,6 +84,14 @@ class CallerWorkspace : public GpuTest {
     I8G_OK(i8gemm_create(0, cache_path.c_str(), &lib_));
     I8G_OK(i8gemm_prepare(lib_, &p_, max_m));
   }
+  // 768 x 4096 prepared for 64 rows from a cache in `dir` whose one winner is cuBLASLt's.
+  void open_cublaslt_bucket(const testsupport::TempDir& dir) {
+    const std::string path = dir.file("cache.sqlite");
+    const i8gemm_problem p = make_problem(768, 4096);
+    put_cublaslt_winner(path, p, 64);
+    open(path, p, 64);
+    ASSERT_EQ(chosen(64), "cublaslt:algo=0");
+  }
   std::string chosen(int64_t m) const {
     i8gemm_choice c{};
     return i8gemm_chosen(lib_, &p_, m, &c) == I8GEMM_SUCCESS ? c.kernel : "";
@@ -175,6 +183,8 @@ class CallerWorkspace : public GpuTest {
 
 // 768 x 4096 below 64 rows: split-K defaults in several buckets (SplitK tests pin M = 1).
 const std::vector<int64_t> kSplitRows = {1, 3, 8, 17, 32};
+// Row counts in the one cuBLASLt bucket of open_cublaslt_bucket.
+const std::vector<int64_t> kLtRows = {1, 7, 24, 64};
 
 TEST_F(CallerWorkspace, TwoThreadsOnTwoStreamsOverSplitKBucketsStayExact) {
   if (!options().family.empty()) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
@@ -196,18 +206,13 @@ TEST_F(CallerWorkspace, TwoThreadsOnTwoStreamsOverACublasLtBucketStayExact) {
   std::string why;
   if (!LtGemm::available(&why)) GTEST_SKIP() << "cuBLASLt not available: " << why;
   testsupport::TempDir dir;
-  const std::string path = dir.file("cache.sqlite");
-  const i8gemm_problem p = make_problem(768, 4096);
-  put_cublaslt_winner(path, p, 64);
-  open(path, p, 64);
-  ASSERT_EQ(chosen(64), "cublaslt:algo=0");
+  ASSERT_NO_FATAL_FAILURE(open_cublaslt_bucket(dir));
   const size_t bytes = size_for(64);
   EXPECT_GE(bytes, size_t(64) * 768 * 4) << "at least the int32 accumulator";
-  const std::vector<int64_t> rows = {1, 7, 24, 64};
-  auto a = make_lane(rows, bytes, seed_ + 1), b = make_lane(rows, bytes, seed_ + 2);
+  auto a = make_lane(kLtRows, bytes, seed_ + 1), b = make_lane(kLtRows, bytes, seed_ + 2);
   race(*a, *b, 8);
   std::printf("[ figure ] caller workspaces, cuBLASLt: 2 threads x 8 rounds x %zu runs, %zu bytes each\n",
-              rows.size(), bytes);
+              kLtRows.size(), bytes);
 }
 
 // The plain run on two streams at once (issue 14 item 3): the problem's own split-K scratch, or
@@ -227,12 +232,8 @@ TEST_F(CallerWorkspace, PlainRunsOfACublasLtBucketFromTwoThreadsAreOrderedAndSta
   std::string why;
   if (!LtGemm::available(&why)) GTEST_SKIP() << "cuBLASLt not available: " << why;
   testsupport::TempDir dir;
-  const std::string path = dir.file("cache.sqlite");
-  const i8gemm_problem p = make_problem(768, 4096);
-  put_cublaslt_winner(path, p, 64);
-  open(path, p, 64);
-  ASSERT_EQ(chosen(64), "cublaslt:algo=0");
-  auto a = make_lane({1, 7, 24, 64}, 0, seed_ + 1), b = make_lane({1, 7, 24, 64}, 0, seed_ + 2);
+  ASSERT_NO_FATAL_FAILURE(open_cublaslt_bucket(dir));
+  auto a = make_lane(kLtRows, 0, seed_ + 1), b = make_lane(kLtRows, 0, seed_ + 2);
   a->plain = b->plain = true;
   race(*a, *b, 8);
 }
