@@ -201,10 +201,68 @@ constexpr int col_chunk() {
 // address per fragment row. 4-byte outputs leave in 8-byte pairs; 2-byte outputs swap a packed
 // pair with the neighbouring lane (wgmma_frag.h, wide_col) and leave in 8-byte quads, so each
 // row's four lanes write one whole 32-byte sector per store instead of half of two.
-template <int MI, int BN, int WSC, int OUT, int BIAS, int ASYM>
-__device__ __forceinline__ void store_interior(const I8gArgs& args, int (&acc)[MI][BN / 2], const float (&sx)[MI][2],
-                                               const int (&zp)[MI][2], long long row0, long long n0, long long N,
-                                               int t) {
+// The epilogue operands of a warpgroup's tile: its rows' scale and zero point and, where PRE,
+// every column operand of the tile too (BN / 8 column groups), so that a caller can load them
+// before its main loop and their latency hides under it. Without PRE the columns are loaded in
+// chunks by the epilogue itself (one round trip per chunk: the stores between chunks may alias
+// the operands for all the compiler knows).
+template <int MI, int BN, bool PRE>
+struct EpiOperands {
+  float sx[MI][2];
+  int zp[MI][2];
+  ColChunk<PRE ? BN / 8 : 1> col;
+};
+
+// Whether a tile of MI m64nBN accumulators (MI * BN / 2 registers a thread) also holds every
+// column operand through its main loop: where that stays within 128 registers.
+template <int MI, int BN, int OUT, int BIAS, int ASYM>
+constexpr bool epi_preload() {
+  constexpr int per_col = (OUT == kOutI32 ? 0 : 1) + BIAS + ASYM;
+  return MI * (BN / 2) + (BN / 4) * per_col <= 128;
+}
+
+template <int MI, int BN, bool PRE, int ACT, int WSC, int OUT, int BIAS, int ASYM>
+__device__ __forceinline__ EpiOperands<MI, BN, PRE> load_epi_operands(const I8gArgs& args, long long row0,
+                                                                      long long n0, long long M, long long N,
+                                                                      int t) {
+  EpiOperands<MI, BN, PRE> o;
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long m = row0 + i * wg::kM + wg::d_row(t, 2 * h);
+      o.sx[i][h] = 0.0f;
+      o.zp[i][h] = 0;
+      if (m < M) load_row_operands<ACT, OUT, ASYM>(args, m, o.sx[i][h], o.zp[i][h]);
+    }
+  if constexpr (PRE) o.col = load_col_chunk<BN / 8, WSC, OUT, BIAS, ASYM>(args, n0, N, 0, t);
+  return o;
+}
+
+// The column operands of the CH groups from j0: taken from the preload, or loaded now.
+template <int CH, int MI, int BN, bool PRE, int WSC, int OUT, int BIAS, int ASYM>
+__device__ __forceinline__ ColChunk<CH> col_chunk_of(const EpiOperands<MI, BN, PRE>& o, const I8gArgs& args,
+                                                     long long n0, long long N, int j0, int t) {
+  if constexpr (PRE) {
+    ColChunk<CH> c;
+#pragma unroll
+    for (int jj = 0; jj < CH; ++jj)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        c.sw[jj][e] = o.col.sw[j0 + jj][e];
+        c.b[jj][e] = o.col.b[j0 + jj][e];
+        c.colsum[jj][e] = o.col.colsum[j0 + jj][e];
+      }
+    return c;
+  } else {
+    return load_col_chunk<CH, WSC, OUT, BIAS, ASYM>(args, n0, N, j0, t);
+  }
+}
+
+template <int MI, int BN, bool PRE, int WSC, int OUT, int BIAS, int ASYM>
+__device__ __forceinline__ void store_interior(const I8gArgs& args, int (&acc)[MI][BN / 2],
+                                               const EpiOperands<MI, BN, PRE>& ops, long long row0, long long n0,
+                                               long long N, int t) {
   constexpr int J = BN / 8;
   constexpr int CH = col_chunk<BN, BIAS, ASYM>();
   constexpr bool WIDE = out_bytes<OUT>() == 2;
@@ -221,7 +279,7 @@ __device__ __forceinline__ void store_interior(const I8gArgs& args, int (&acc)[M
     }
 #pragma unroll
   for (int j0 = 0; j0 < J; j0 += CH) {
-    const ColChunk<CH> op = load_col_chunk<CH, WSC, OUT, BIAS, ASYM>(args, n0, N, j0, t);
+    const ColChunk<CH> op = col_chunk_of<CH, MI, BN, PRE, WSC, OUT, BIAS, ASYM>(ops, args, n0, N, j0, t);
 #pragma unroll
     for (int jj = 0; jj < CH; jj += 2)
 #pragma unroll
@@ -235,8 +293,8 @@ __device__ __forceinline__ void store_interior(const I8gArgs& args, int (&acc)[M
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
               a[g][e] = acc[i][4 * (j0 + jj + g) + 2 * h + e];
-              y[g][e] = epilogue_value<OUT, BIAS, ASYM>(a[g][e], sx[i][h], zp[i][h], op.sw[jj + g][e], op.b[jj + g][e],
-                                                        op.colsum[jj + g][e]);
+              y[g][e] = epilogue_value<OUT, BIAS, ASYM>(a[g][e], ops.sx[i][h], ops.zp[i][h], op.sw[jj + g][e],
+                                                        op.b[jj + g][e], op.colsum[jj + g][e]);
             }
           if constexpr (WIDE) {
             // Columns 8j..8j+15 of the row (j = j0 + jj): even lanes keep group j's pair and take
@@ -262,35 +320,25 @@ __device__ __forceinline__ void store_interior(const I8gArgs& args, int (&acc)[M
 // instruction i holds row row0 + 64*i + d_row(t, r) and column n0 + d_col(t, r) (wgmma_frag.h),
 // through epilogue.cuh per element. Interior tiles take store_interior; edge tiles are guarded
 // for M and N tails, and registers 2h and 2h+1 of a column group (adjacent columns) leave as one
-// store (bf16x2, float2, int2) where N is even and `out` aligned. The column operands of CH
-// groups are loaded ahead of their stores, so their loads are in flight together rather than
-// one round trip per column.
-template <int MI, int BN, int ACT, int WSC, int OUT, int BIAS, int ASYM>
-__device__ __forceinline__ void store_fragments(const I8gArgs& args, int (&acc)[MI][BN / 2], long long row0,
-                                                long long n0, long long M, long long N, int t) {
+// store (bf16x2, float2, int2) where N is even and `out` aligned. The column operands come from
+// `ops` (PRE) or are loaded CH groups at a time ahead of their stores, so that their loads are in
+// flight together rather than one round trip per column.
+template <int MI, int BN, bool PRE, int WSC, int OUT, int BIAS, int ASYM>
+__device__ __forceinline__ void store_tile(const I8gArgs& args, int (&acc)[MI][BN / 2],
+                                           const EpiOperands<MI, BN, PRE>& ops, long long row0, long long n0,
+                                           long long M, long long N, int t) {
   constexpr int J = BN / 8;  // column groups (2 columns each) per thread
   constexpr int CH = col_chunk<BN, BIAS, ASYM>();
   static_assert(J % CH == 0, "whole chunks of column groups");
   const unsigned long long out_addr = reinterpret_cast<unsigned long long>(args.out);
-  float sx[MI][2];
-  int zp[MI][2];
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const long long m = row0 + i * wg::kM + wg::d_row(t, 2 * h);
-      sx[i][h] = 0.0f;
-      zp[i][h] = 0;
-      if (m < M) load_row_operands<ACT, OUT, ASYM>(args, m, sx[i][h], zp[i][h]);
-    }
   if (row0 + MI * wg::kM <= M && n0 + BN <= N && (N * out_bytes<OUT>()) % 8 == 0 && out_addr % 8 == 0) {
-    store_interior<MI, BN, WSC, OUT, BIAS, ASYM>(args, acc, sx, zp, row0, n0, N, t);
+    store_interior<MI, BN, PRE, WSC, OUT, BIAS, ASYM>(args, acc, ops, row0, n0, N, t);
     return;
   }
   const bool pairs = N % 2 == 0 && out_addr % (2 * out_bytes<OUT>()) == 0;
 #pragma unroll
   for (int j0 = 0; j0 < J; j0 += CH) {
-    const ColChunk<CH> op = load_col_chunk<CH, WSC, OUT, BIAS, ASYM>(args, n0, N, j0, t);
+    const ColChunk<CH> op = col_chunk_of<CH, MI, BN, PRE, WSC, OUT, BIAS, ASYM>(ops, args, n0, N, j0, t);
 #pragma unroll
     for (int jj = 0; jj < CH; ++jj) {
       const int j = j0 + jj;
@@ -302,8 +350,10 @@ __device__ __forceinline__ void store_fragments(const I8gArgs& args, int (&acc)[
           const long long m = row0 + i * wg::kM + wg::d_row(t, 2 * h);
           if (m >= M || n >= N) continue;
           int a0 = acc[i][4 * j + 2 * h], a1 = acc[i][4 * j + 2 * h + 1];
-          const float y0 = epilogue_value<OUT, BIAS, ASYM>(a0, sx[i][h], zp[i][h], op.sw[jj][0], op.b[jj][0], op.colsum[jj][0]);
-          const float y1 = epilogue_value<OUT, BIAS, ASYM>(a1, sx[i][h], zp[i][h], op.sw[jj][1], op.b[jj][1], op.colsum[jj][1]);
+          const float y0 = epilogue_value<OUT, BIAS, ASYM>(a0, ops.sx[i][h], ops.zp[i][h], op.sw[jj][0], op.b[jj][0],
+                                                           op.colsum[jj][0]);
+          const float y1 = epilogue_value<OUT, BIAS, ASYM>(a1, ops.sx[i][h], ops.zp[i][h], op.sw[jj][1], op.b[jj][1],
+                                                           op.colsum[jj][1]);
           if (pairs && n + 1 < N) {
             store_out2<OUT>(args.out, m * N + n, a0, a1, y0, y1);
           } else {
@@ -313,6 +363,14 @@ __device__ __forceinline__ void store_fragments(const I8gArgs& args, int (&acc)[
         }
     }
   }
+}
+
+// The same with the operands loaded here, after the main loop (the wgmma family).
+template <int MI, int BN, int ACT, int WSC, int OUT, int BIAS, int ASYM>
+__device__ __forceinline__ void store_fragments(const I8gArgs& args, int (&acc)[MI][BN / 2], long long row0,
+                                                long long n0, long long M, long long N, int t) {
+  const auto ops = load_epi_operands<MI, BN, false, ACT, WSC, OUT, BIAS, ASYM>(args, row0, n0, M, N, t);
+  store_tile<MI, BN, false, WSC, OUT, BIAS, ASYM>(args, acc, ops, row0, n0, M, N, t);
 }
 
 template <int BM, int BN, int WG, int STAGES, long long N_, long long K_, int ACT, int WSC, int OUT,

@@ -247,6 +247,9 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   static_assert(BN == 48 || BN == 64 || BN == 80 || BN == 96 || BN == 128 || BN == 160 || BN == 192 || BN == 256,
                 "BN in {48, 64, 80, 96, 128, 160, 192, 256}");
   static_assert(MI * R <= 128, "at most 128 accumulator registers per consumer thread");
+  // Where the registers allow, the epilogue's column operands are loaded before the main loop
+  // (not by split-K slices or K pairs, whose reductions need those registers).
+  constexpr bool PRE_EPI = SPLIT_K == 1 && CK == 1 && epi_preload<MI, BN, OUT, BIAS, ASYM>();
   static_assert(STAGES >= 2 && STAGES <= 16, "2 to 16 pipeline stages");
   static_assert(GROUP_M >= 1, "GROUP_M >= 1");
   static_assert(SPLIT_K >= 1 && SPLIT_K <= splitk::kMaxSplit, "1 to 16 K slices");
@@ -427,6 +430,10 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     for (int i = 0; i < MI; ++i)
 #pragma unroll
       for (int r = 0; r < R; ++r) acc[i][r] = 0;
+    // The epilogue's operands are requested now: their round trips overlap the main loop.
+    const long long row0 = (long long)tm * BM + (PP ? 0 : c * RM);
+    const auto ops = load_epi_operands<MI, BN, PRE_EPI, ACT, WSC, OUT, BIAS, ASYM>(args, row0, (long long)tn * BN,
+                                                                                  M, N, t);
     int held = -1;  // the stage whose wgmma group may still be reading it
     for (int kt = 0; kt < w.n; ++kt) {
       tma::mbar_wait(full(stage), phase);
@@ -503,8 +510,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     // d_col(t, r) of the tile (wgmma_frag.h), as in the wgmma family. A cluster's tile past the
     // last tile row (odd tiles_m) has nothing to store.
     if (CM == 1 || tm < tiles_m)
-      store_fragments<MI, BN, ACT, WSC, OUT, BIAS, ASYM>(args, acc, (long long)tm * BM + (PP ? 0 : c * RM),
-                                                         (long long)tn * BN, M, N, t);
+      store_tile<MI, BN, PRE_EPI, WSC, OUT, BIAS, ASYM>(args, acc, ops, row0, (long long)tn * BN, M, N, t);
   }
   // With a cluster, no block exits while the other may still arrive on its empty barriers (the
   // other's consumers release every stage here too, up to their last K tile) or multicast into
