@@ -4,11 +4,14 @@
 // (USETMAXREG: ptxas honoured setmaxnreg) and no cp.async or mma.sync; ptxas neither serializes
 // the wgmmas nor ignores setmaxnreg. Whether the kernels compute the right thing is for a GPU
 // (tests/gpu/wgmma_tma_test.cpp, and a tune verifies every candidate first). Split-K configs
-// compile to the same checks plus the reduction's atomic (ATOMG), which unsplit ones lack.
+// compile to the same checks plus the reduction's atomic (ATOMG), which unsplit ones lack. Where
+// the epilogue's operands fit in registers they are loaded before the main loop (SASS order).
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "core/embedded.hpp"
 #include "generator/generator.hpp"
@@ -173,6 +176,57 @@ TEST(WgmmaTma, ClusterConfigsCompileWithTails) {
       if (s.config.cluster_m == 2) specs.push_back(s);
   ASSERT_EQ(specs.size(), 6u) << "sc2 128x128, sc1 256x128 and sc2 64x256 of each";
   compile_and_check(specs, true);
+}
+
+// Where the epilogue's column operands fit beside the accumulators (within 128 registers:
+// templates/wgmma.cuh, epi_preload), the consumers request every epilogue operand before their
+// main loop, so in the SASS each global load (LDG) comes before the first warpgroup MMA; the
+// tiles that do not fit load their columns after it. Named configs of 2560 x 4096, plain bf16
+// and with f32, bias and zero points (three column operands: fewer tiles fit).
+TEST(WgmmaTma, EpilogueOperandsAreRequestedBeforeTheMainLoopWhereTheyFit) {
+  GemmProblem plain{2560, 4096}, heavy{2560, 4096};
+  heavy.out = OutType::f32;
+  heavy.bias = true;
+  heavy.asymmetric = true;
+  // (problem, config, whether every LDG precedes the first IGMMA)
+  const std::vector<std::tuple<GemmProblem, std::string, bool>> cases = {
+      {plain, "bm64_bn48_bk128_wg2_s16_sc2_sk1", true},    // 24 + 12 registers
+      {plain, "bm64_bn80_bk128_wg2_s12_sc2_sk1", true},    // 40 + 20
+      {plain, "bm128_bn128_bk128_wg2_s7_sc1_sk1", true},   // 64 + 32
+      {plain, "bm128_bn128_bk128_wg2_s7_sc2_sk1", false},  // ping-pong: 128 + 32
+      {plain, "bm128_bn256_bk128_wg2_s4_sc1_sk1", false},  // 128 + 64
+      {heavy, "bm64_bn80_bk128_wg2_s12_sc2_sk1", true},    // 40 + 3 * 20
+      {heavy, "bm128_bn128_bk128_wg2_s7_sc1_sk1", false},  // 64 + 3 * 32
+  };
+  std::vector<KernelSpec> specs;
+  std::map<std::string, bool> before;
+  for (const auto& [p, config, pre] : cases) {
+    const size_t had = specs.size();
+    for (const KernelSpec& s : tma_candidates(p))
+      if (s.name().size() > config.size() && s.name().compare(s.name().size() - config.size(), config.size(), config) == 0) {
+        specs.push_back(s);
+        before[s.name()] = pre;
+      }
+    ASSERT_EQ(specs.size(), had + 1) << config << " is not a candidate of " << p.key();
+  }
+  int checked = 0;
+  test::compile_tensor_kernels(
+      hopper(), specs, [&](const KernelSpec& spec, const CompileOutcome&, const ResourceReport& r, const LaunchShape&) {
+        if (!r.sass_available) return;
+        const std::string& sass = r.sass;
+        const size_t mma = sass.find("IGMMA.");
+        ASSERT_NE(mma, std::string::npos) << spec.name();
+        const size_t first_ldg = sass.find("LDG.E"), last_ldg = sass.rfind("LDG.E");
+        ASSERT_NE(first_ldg, std::string::npos) << spec.name() << " loads no epilogue operand";
+        EXPECT_LT(first_ldg, mma) << spec.name() << ": its rows' scales are requested after the main loop";
+        if (before.at(spec.name()))
+          EXPECT_LT(last_ldg, mma) << spec.name() << ": a column operand is loaded after the main loop";
+        else
+          EXPECT_GT(last_ldg, mma) << spec.name() << ": column operands all before the main loop, beyond the budget";
+        ++checked;
+      });
+  if (checked == 0) GTEST_SKIP() << "no disassembler: the SASS order was not checked";
+  EXPECT_EQ(checked, int(cases.size()));
 }
 
 TEST(WgmmaTma, KnWeightsAndOtherArchsAreRefusedWithTheReason) {
