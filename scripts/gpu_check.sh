@@ -4,6 +4,8 @@
 # Env: OUT, BUILD (default build; the tree carried over), SKIP_PYTHON=1, DECODE=1 (below),
 # I8GEMM_TEST_CACHE (kernel cache the test runs share, so sanitizer runs reuse the kernels the
 # first run compiled),
+# WHEEL (a wheel built elsewhere, e.g. by `pip wheel .`: its Python GPU tests run again against
+# it, installed offline into a venv over this machine's torch),
 # SANITIZER_TIMEOUT (seconds per sanitizer run, default 170), SKIP_SANITIZER=1, and the
 # sanitizer runs' gtest filters (GEMM_MEMCHECK_FILTER, GEMM_RACE_FILTER, DP4A_FILTER, UTIL_FILTER).
 # Exit status: 0 when every suite passed (skips allowed) and the sanitizers found nothing.
@@ -86,6 +88,23 @@ if [ "${SKIP_PYTHON:-0}" != 1 ]; then
     ROWS[${#ROWS[@]}-1]="$(printf '%-34s %s' "python (torch ops)" "$(tail -1 "$OUT/python.log")")"
   else
     ROWS+=("$(printf '%-34s %7s %7s %7s  %s' python - - - 'skipped: no torch with CUDA, or no pytest')")
+  fi
+fi
+
+# ---- the same tests against a pip-installed wheel (WHEEL=path): a venv that sees this machine's
+# torch and pytest, the wheel installed with no network and no dependencies, the tests run from
+# python/tests so that `import i8gemm` is the installed package with its bundled library.
+if [ -n "${WHEEL:-}" ]; then
+  venv=$(mktemp -d /tmp/i8g_wheel_venv.XXXXXX)
+  if python3 -m venv --system-site-packages "$venv" &&
+     "$venv/bin/python" -m pip install -q --no-index --no-deps --disable-pip-version-check "$WHEEL"        > "$OUT/wheel_install.log" 2>&1; then
+    (cd python/tests && env -u PYTHONPATH -u I8GEMM_LIBRARY I8GEMM_EXPECT_WHEEL=1 \
+      "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$OUT/python_wheel.xml" . \
+      > "$OUT/python_wheel.log" 2>&1) || status=1
+    ROWS+=("$(printf '%-34s %s' "python (installed wheel)" "$(tail -1 "$OUT/python_wheel.log")")")
+  else
+    status=1
+    ROWS+=("$(printf '%-34s %s' "python (installed wheel)" "install failed: $OUT/wheel_install.log")")
   fi
 fi
 
