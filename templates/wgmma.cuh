@@ -197,10 +197,6 @@ constexpr int col_chunk() {
   return ch;
 }
 
-// An interior tile (every row < M, every column < N, rows 8-byte aligned): no guards, one base
-// address per fragment row. 4-byte outputs leave in 8-byte pairs; 2-byte outputs swap a packed
-// pair with the neighbouring lane (wgmma_frag.h, wide_col) and leave in 8-byte quads, so each
-// row's four lanes write one whole 32-byte sector per store instead of half of two.
 // The epilogue operands of a warpgroup's tile: its rows' scale and zero point and, where PRE,
 // every column operand of the tile too (BN / 8 column groups), so that a caller can load them
 // before its main loop and their latency hides under it. Without PRE the columns are loaded in
@@ -259,6 +255,10 @@ __device__ __forceinline__ ColChunk<CH> col_chunk_of(const EpiOperands<MI, BN, P
   }
 }
 
+// An interior tile (every row < M, every column < N, rows 8-byte aligned): no guards, one base
+// address per fragment row. 4-byte outputs leave in 8-byte pairs; 2-byte outputs swap a packed
+// pair with the neighbouring lane (wgmma_frag.h, wide_col) and leave in 8-byte quads, so each
+// row's four lanes write one whole 32-byte sector per store instead of half of two.
 template <int MI, int BN, bool PRE, int WSC, int OUT, int BIAS, int ASYM>
 __device__ __forceinline__ void store_interior(const I8gArgs& args, int (&acc)[MI][BN / 2],
                                                const EpiOperands<MI, BN, PRE>& ops, long long row0, long long n0,
