@@ -16,8 +16,8 @@
 // Then the WK warps' int32 tiles meet in shared memory and the first G threads sum them
 // (decode_frag.h's group); with SPLIT_K > 1 those threads run splitk_reduce (splitk.cuh: the
 // slices' partials in the workspace, an arrival counter, the last slice sums and resets it, so
-// graph replays need no memset); then the fused epilogue (epilogue.cuh), element by element, in
-// the reference's order. Integer sums are exact in any order, so the result is bit-identical to
+// graph replays need no memset); then the fused epilogue (epilogue.cuh; its operands loaded
+// before the main loop), element by element, in the reference's order. Integer sums are exact in any order, so the result is bit-identical to
 // every other family and the same on every run.
 //
 // Tails: weight rows past N and activation rows past M are clamped to the last row (their
@@ -104,6 +104,23 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
   const int slice = SPLIT_K == 1 ? 0 : int(blockIdx.z);
   const long long first = dec::slice_begin(K, BK, SPLIT_K, slice) + warp;
   const int iters = int(dec::warp_chunks(K, BK, SPLIT_K, slice, warp, WK));
+
+  // The scales of this thread's words (threads < G: int4 v is 4 consecutive n of one m),
+  // requested before the main loop so that their round trips overlap it rather than follow it
+  // one column at a time (each column's load would wait for the store before it, which may
+  // alias it for all the compiler knows). Bias, column sums and zero points (fewer users, more
+  // registers) are loaded in the epilogue, a word's four columns before its stores. Zero past
+  // M and N, never stored there.
+  float e_sx[V], e_sw[V][4];
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    const int q = dec::group_word(v, tid, BM, BN, THREADS);
+    const long long m = m0 + q / BN, n = n0 + q % BN;
+    const bool in = tid < G && m < M;
+    e_sx[v] = in ? row_scale<ACT, OUT>(args, m) : 0.0f;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) e_sw[v][e] = in && n + e < N ? col_scale<WSC, OUT>(args, n + e) : 0.0f;
+  }
 
   int acc[RT][NT][4];
 #pragma unroll
@@ -287,16 +304,18 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
     const long long m = m0 + q / BN;
     const long long n = n0 + q % BN;
     if (m >= M) continue;
-    float sx;
-    int zp;
-    load_row_operands<ACT, OUT, ASYM>(args, m, sx, zp);
+    const int zp = row_zero_point<ACT, ASYM>(args, m);
+    float b[4];
+    int colsum[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      b[e] = n + e < N ? col_bias<BIAS>(args, n + e) : 0.0f;
+      colsum[e] = n + e < N ? col_sum<ASYM>(args, n + e) : 0;
+    }
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       if (n + e >= N) break;
-      float sw, b;
-      int colsum;
-      load_col_operands<WSC, OUT, BIAS, ASYM>(args, n + e, sw, b, colsum);
-      finish<OUT, BIAS, ASYM>(args.out, m * N + n + e, sum[4 * v + e], sx, zp, sw, b, colsum);
+      finish<OUT, BIAS, ASYM>(args.out, m * N + n + e, sum[4 * v + e], e_sx[v], zp, e_sw[v][e], b[e], colsum[e]);
     }
   }
 }

@@ -46,22 +46,42 @@ __device__ __forceinline__ void store_out2(void* out, long long idx, int acc0, i
     static_cast<unsigned*>(out)[idx / 2] = unsigned(f32_to_f16_rne(y0)) | (unsigned(f32_to_f16_rne(y1)) << 16);
   }
 }
-// Per-row and per-column epilogue operands, loaded once per thread before the store loop.
-// Raw i32 output reads no scales (they may be null).
+// Per-row and per-column epilogue operands, one at a time or together. Raw i32 output reads no
+// scales (they may be null); per-tensor operands are element 0.
+template <int ACT, int OUT>
+__device__ __forceinline__ float row_scale(const I8gArgs& a, long long m) {
+  return OUT == kOutI32 ? 0.0f : a.x_scale[ACT == kActPerToken ? m : 0];
+}
+template <int ACT, int ASYM>
+__device__ __forceinline__ int row_zero_point(const I8gArgs& a, long long m) {
+  return ASYM ? a.x_zero_point[ACT == kActPerToken ? m : 0] : 0;
+}
+template <int WSC, int OUT>
+__device__ __forceinline__ float col_scale(const I8gArgs& a, long long n) {
+  return OUT == kOutI32 ? 0.0f : a.w_scale[WSC == kWeightPerChannel ? n : 0];
+}
+template <int BIAS>
+__device__ __forceinline__ float col_bias(const I8gArgs& a, long long n) {
+  return BIAS ? a.bias[n] : 0.0f;
+}
+template <int ASYM>
+__device__ __forceinline__ int col_sum(const I8gArgs& a, long long n) {
+  return ASYM ? a.w_colsum[n] : 0;
+}
+
 template <int ACT, int OUT, int ASYM>
 __device__ __forceinline__ void load_row_operands(const I8gArgs& a, long long m, float& sx,
                                                   int& zp) {
-  const long long r = (ACT == kActPerToken) ? m : 0;
-  sx = OUT == kOutI32 ? 0.0f : a.x_scale[r];
-  zp = ASYM ? a.x_zero_point[r] : 0;
+  sx = row_scale<ACT, OUT>(a, m);
+  zp = row_zero_point<ACT, ASYM>(a, m);
 }
 
 template <int WSC, int OUT, int BIAS, int ASYM>
 __device__ __forceinline__ void load_col_operands(const I8gArgs& a, long long n, float& sw,
                                                   float& b, int& colsum) {
-  sw = OUT == kOutI32 ? 0.0f : a.w_scale[(WSC == kWeightPerChannel) ? n : 0];
-  b = BIAS ? a.bias[n] : 0.0f;
-  colsum = ASYM ? a.w_colsum[n] : 0;
+  sw = col_scale<WSC, OUT>(a, n);
+  b = col_bias<BIAS>(a, n);
+  colsum = col_sum<ASYM>(a, n);
 }
 
 }  // namespace i8g
