@@ -231,26 +231,47 @@ __global__ void __launch_bounds__(32 * WM * WN)
       zp[i][h] = 0;
       if (m < M) load_row_operands<ACT, OUT, ASYM>(args, m, sx[i][h], zp[i][h]);
     }
+  // The column operands are requested CH column tiles at a time, all before those tiles' stores:
+  // a load after a store that may alias it (for all the compiler knows) would wait a round trip
+  // per column. CH: the most tiles (a divisor of NT) whose operands fit 16 registers.
+  constexpr int PER_COL = (OUT == kOutI32 ? 0 : 1) + BIAS + ASYM;
+  constexpr int CH = [] {
+    int c = NT;
+    while (c > 1 && (2 * c * PER_COL > 16 || NT % c != 0)) --c;
+    return c;
+  }();
 #pragma unroll
-  for (int j = 0; j < NT; ++j)
+  for (int j0 = 0; j0 < NT; j0 += CH) {
+    float sw[CH][2], b[CH][2];
+    int colsum[CH][2];
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const long long n = KN ? n0 + wcol + mma::acc_col_kn(j, lane, e)
-                             : n0 + wcol + j * mma::kN + mma::c_col(lane, e);
-      if (n >= N) continue;
-      float sw, b;
-      int colsum;
-      load_col_operands<WSC, OUT, BIAS, ASYM>(args, n, sw, b, colsum);
+    for (int jj = 0; jj < CH; ++jj)
 #pragma unroll
-      for (int i = 0; i < MT; ++i)
+      for (int e = 0; e < 2; ++e) {
+        const int j = j0 + jj;
+        const long long n = KN ? n0 + wcol + mma::acc_col_kn(j, lane, e) : n0 + wcol + j * mma::kN + mma::c_col(lane, e);
+        sw[jj][e] = b[jj][e] = 0.0f;
+        colsum[jj][e] = 0;
+        if (n < N) load_col_operands<WSC, OUT, BIAS, ASYM>(args, n, sw[jj][e], b[jj][e], colsum[jj][e]);
+      }
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const long long m = m0 + wrow + i * mma::kM + mma::c_row(lane, 2 * h);
-          if (m < M)
-            finish<OUT, BIAS, ASYM>(args.out, m * N + n, acc[i][j][2 * h + e], sx[i][h],
-                                    zp[i][h], sw, b, colsum);
-        }
-    }
+    for (int jj = 0; jj < CH; ++jj)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int j = j0 + jj;
+        const long long n = KN ? n0 + wcol + mma::acc_col_kn(j, lane, e) : n0 + wcol + j * mma::kN + mma::c_col(lane, e);
+        if (n >= N) continue;
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const long long m = m0 + wrow + i * mma::kM + mma::c_row(lane, 2 * h);
+            if (m < M)
+              finish<OUT, BIAS, ASYM>(args.out, m * N + n, acc[i][j][2 * h + e], sx[i][h], zp[i][h], sw[jj][e],
+                                      b[jj][e], colsum[jj][e]);
+          }
+      }
+  }
 }
 
 }  // namespace i8g
