@@ -94,9 +94,14 @@ fi
 # ---- the same tests against a pip-installed wheel (WHEEL=path): a venv that sees this machine's
 # torch and pytest, the wheel installed with no network and no dependencies, the tests run from
 # python/tests so that `import i8gemm` is the installed package with its bundled library.
+# python3 may itself be a venv (the H200's is /opt/torch/.venv), whose packages a venv made
+# from it does not see even with --system-site-packages (that is the base interpreter's): a .pth
+# puts python3's own site-packages after the new venv's, so the wheel's i8gemm comes first.
 if [ -n "${WHEEL:-}" ]; then
   venv=$(mktemp -d /tmp/i8g_wheel_venv.XXXXXX)
   if python3 -m venv --system-site-packages "$venv" &&
+     python3 -c 'import site; print("\n".join(site.getsitepackages()))' \
+       > "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/_i8g_outer_site.pth" &&
      "$venv/bin/python" -m pip install -q --no-index --no-deps --disable-pip-version-check "$WHEEL"        > "$OUT/wheel_install.log" 2>&1; then
     (cd python/tests && env -u PYTHONPATH -u I8GEMM_LIBRARY I8GEMM_EXPECT_WHEEL=1 \
       "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$OUT/python_wheel.xml" . \
