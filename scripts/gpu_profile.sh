@@ -6,7 +6,8 @@
 # Env: OUT (default /tmp/out), BUILD (default build), POINTS (NxK:M ...), CACHE (an i8gemm
 # cache; default: a fresh one, so the untuned default runs), CUTLASS (regex of the CUTLASS
 # configuration, default vllm_default; "" skips it), KERNEL (ncu regex of i8gemm's kernel,
-# default the generated families), SECTIONS (ncu sections), SKIP (launches skipped first).
+# default the generated families), SECTIONS (ncu sections), METRICS (more ncu metrics, comma
+# separated, e.g. dram__bytes_read.sum,dram__bytes_write.sum), SKIP (launches skipped first).
 # Writes $OUT/profile/<point>.{i8gemm,cutlass}.csv (ncu --page details) and prints one table
 # per point: every metric both reports have, i8gemm's value beside CUTLASS's.
 set -uo pipefail
@@ -25,6 +26,7 @@ mkdir -p "$OUT/profile"
 command -v ncu >/dev/null || { echo "gpu_profile: ncu not found on PATH" >&2; exit 2; }
 sections=()
 for s in $SECTIONS; do sections+=(--section "$s"); done
+[ -n "${METRICS:-}" ] && sections+=(--metrics "$METRICS")
 status=0
 
 # profile NAME KERNEL_REGEX CMD...: one launch of the matching kernel, details page as CSV.
