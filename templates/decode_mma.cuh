@@ -16,9 +16,9 @@
 // Then the WK warps' int32 tiles meet in shared memory and the first G threads sum them
 // (decode_frag.h's group); with SPLIT_K > 1 those threads run splitk_reduce (splitk.cuh: the
 // slices' partials in the workspace, an arrival counter, the last slice sums and resets it, so
-// graph replays need no memset); then the fused epilogue (epilogue.cuh; its operands loaded
-// before the main loop), element by element, in the reference's order. Integer sums are exact in any order, so the result is bit-identical to
-// every other family and the same on every run.
+// graph replays need no memset); then the fused epilogue (epilogue.cuh; its scales requested
+// before the main loop), element by element, in the reference's order. Integer sums are exact
+// in any order, so the result is bit-identical to every other family and the same on every run.
 //
 // Tails: weight rows past N and activation rows past M are clamped to the last row (their
 // sums land in outputs that are never stored); K must be a multiple of 16 (a 16-byte piece is

@@ -240,6 +240,10 @@ __global__ void __launch_bounds__(32 * WM * WN)
     while (c > 1 && (2 * c * PER_COL > 16 || NT % c != 0)) --c;
     return c;
   }();
+  // Column of register e of column tile j.
+  auto col_of = [&](int j, int e) -> long long {
+    return KN ? n0 + wcol + mma::acc_col_kn(j, lane, e) : n0 + wcol + j * mma::kN + mma::c_col(lane, e);
+  };
 #pragma unroll
   for (int j0 = 0; j0 < NT; j0 += CH) {
     float sw[CH][2], b[CH][2];
@@ -248,8 +252,7 @@ __global__ void __launch_bounds__(32 * WM * WN)
     for (int jj = 0; jj < CH; ++jj)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const int j = j0 + jj;
-        const long long n = KN ? n0 + wcol + mma::acc_col_kn(j, lane, e) : n0 + wcol + j * mma::kN + mma::c_col(lane, e);
+        const long long n = col_of(j0 + jj, e);
         sw[jj][e] = b[jj][e] = 0.0f;
         colsum[jj][e] = 0;
         if (n < N) load_col_operands<WSC, OUT, BIAS, ASYM>(args, n, sw[jj][e], b[jj][e], colsum[jj][e]);
@@ -259,7 +262,7 @@ __global__ void __launch_bounds__(32 * WM * WN)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int j = j0 + jj;
-        const long long n = KN ? n0 + wcol + mma::acc_col_kn(j, lane, e) : n0 + wcol + j * mma::kN + mma::c_col(lane, e);
+        const long long n = col_of(j, e);
         if (n >= N) continue;
 #pragma unroll
         for (int i = 0; i < MT; ++i)
