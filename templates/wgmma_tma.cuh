@@ -288,7 +288,11 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   const int tiles_m = int((M + BM - 1) / BM), tiles_n = int((N + BN - 1) / BN);
   const int ktiles = int((K + BK - 1) / BK);
   const bool along_n = M < N;  // group tile columns (re-reading x) when x is the smaller operand
-  const int role = threadIdx.x / wg::kWarpgroup;  // 0 producer, 1 and 2 consumers
+  // 0 producer, 1 and 2 consumers. Broadcast from lane 0 (as CUTLASS's warp-group index is) so
+  // that the compiler knows it is the same in every lane: then the ring position and the smem
+  // descriptors, which derive from it, live in uniform registers (SASS: 17 R2UR instead of 66,
+  // no per-wgmma descriptor moves in the K loop).
+  const int role = __shfl_sync(0xffffffffu, int(threadIdx.x / wg::kWarpgroup), 0);
   const int t = threadIdx.x % wg::kWarpgroup;
 
   // Work units. With a cluster (CM = 2; wgmma_frag.h, unit_tile) the CM blocks of a cluster walk
