@@ -36,9 +36,10 @@ class CliFleet : public ::testing::Test {
 
 TEST_F(CliFleet, CompileOnlyShardsPartitionTheKernelsAndMergeIntoTheFullRun) {
   const std::string full = dir_.file("full.sqlite");
-  ASSERT_TRUE(compile(full).ok());
+  const Result whole = compile(full);
+  ASSERT_TRUE(whole.ok()) << whole.describe();
   const std::multiset<std::string> want = gemm_kernels(full);
-  ASSERT_GE(want.size(), 4u);
+  ASSERT_GE(want.size(), 4u) << whole.describe();
   std::multiset<std::string> seen;
   std::vector<std::string> merge_args = {"cache", "merge", dir_.file("merged.sqlite")};
   for (int i = 0; i < 3; ++i) {
@@ -51,16 +52,17 @@ TEST_F(CliFleet, CompileOnlyShardsPartitionTheKernelsAndMergeIntoTheFullRun) {
     seen.insert(part.begin(), part.end());
     merge_args.push_back(c);
   }
-  EXPECT_EQ(seen, want) << "every kernel in exactly one shard";
+  EXPECT_EQ(seen, want) << "every kernel in exactly one shard; the unsharded run:\n" << whole.describe();
   // The same shard again: the same kernels (a deterministic split).
   const std::string again = dir_.file("s1-again.sqlite");
-  ASSERT_TRUE(compile(again, "1/3").ok());
+  const Result rerun = compile(again, "1/3");
+  ASSERT_TRUE(rerun.ok()) << rerun.describe();
   EXPECT_EQ(gemm_kernels(again), gemm_kernels(dir_.file("s1.sqlite")));
 
   Result m = run(merge_args);
   ASSERT_TRUE(m.ok()) << m.describe();
   std::multiset<std::string> merged = gemm_kernels(dir_.file("merged.sqlite"));
-  EXPECT_EQ(merged, want);
+  EXPECT_EQ(merged, want) << m.describe();
   // The merged cache is as good as the full run's: a compile-only run over it compiles nothing.
   Result over = compile(dir_.file("merged.sqlite"));
   ASSERT_TRUE(over.ok()) << over.describe();
