@@ -225,13 +225,17 @@ __device__ __forceinline__ Unit unit_of(int u, int ktiles) {
 }
 
 }  // namespace tma
+}  // namespace i8g
 
-template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int CK, int SPLIT_K, long long N_, long long K_, int ACT,
-          int WSC,
-          int OUT, int BIAS, int ASYM>
+#include "tma_store.cuh"  // ES = 1: the output tile through shared memory and a TMA store
+
+namespace i8g {
+
+template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int CK, int SPLIT_K, int ES, long long N_,
+          long long K_, int ACT, int WSC, int OUT, int BIAS, int ASYM>
 __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     wgmma_tma_kernel(const __grid_constant__ I8gArgs args, const __grid_constant__ tma::Desc xmap,
-                     const __grid_constant__ tma::Desc wmap) {
+                     const __grid_constant__ tma::Desc wmap, const __grid_constant__ tma::Desc omap) {
   constexpr int BK = wg::kRowBytes;        // one 128-byte swizzle row of k per tile row
   constexpr int RM = PP ? BM : BM / 2;     // rows per consumer warpgroup
   constexpr int MI = RM / wg::kM;          // m64 instructions per consumer
@@ -257,6 +261,8 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   static_assert(CK == 1 || CK == 2, "CK: 1 no K pair, 2 a cluster of two blocks, each over half of K");
   static_assert(CK == 1 || (CM == 1 && SPLIT_K == 1), "a K pair neither clusters along M nor splits K");
   static_assert(K_ % 16 == 0, "K must be a multiple of 16 (the tensor map's row stride)");
+  static_assert(ES == 0 || (ES == 1 && SPLIT_K == 1 && CK == 1 && out_bytes<OUT>() == 2 && BN % kStorePanelCols == 0),
+                "ES: the staged TMA store is for unsplit tiles of 2-byte outputs, BN a multiple of 64");
   static_assert(A_BYTES % wg::kAtomBytes == 0 && STAGE_BYTES % wg::kAtomBytes == 0 && W_BOX_BYTES % wg::kAtomBytes == 0,
                 "every tile, and each block's share of the w tile, starts on a 1024-byte boundary (the 128B "
                 "swizzle pattern)");
@@ -268,8 +274,9 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   extern __shared__ __align__(1024) unsigned char smem[];
   const unsigned base = (smem_addr(smem) + wg::kAtomBytes - 1) & ~unsigned(wg::kAtomBytes - 1);
   // K pairs (CK = 2): each consumer's exchange buffer, RM x BN int32 (rank 1's partial sums,
-  // read by rank 0), between the ring and the barriers.
-  constexpr int XBUF_ONE = CK > 1 ? RM * BN * 4 : 0;
+  // read by rank 0), between the ring and the barriers; ES: each consumer's staging buffer for
+  // the output tile (tma_store.cuh). Never both.
+  constexpr int XBUF_ONE = CK > 1 ? RM * BN * 4 : ES ? store_buffer_bytes(RM, BN) : 0;
   const unsigned xbuf = base + STAGES * STAGE_BYTES;
   const unsigned bars = xbuf + 2 * XBUF_ONE;
   auto full = [&](int s) { return bars + 8u * unsigned(s); };
@@ -352,6 +359,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     tma::mbar_fence_init();
     tma::prefetch_map(&xmap);
     tma::prefetch_map(&wmap);
+    if (ES && reinterpret_cast<unsigned long long>(args.out) % 16 == 0) tma::prefetch_map(&omap);  // encoded
   }
   // No block of a cluster may multicast into, or arrive on, the other's barriers before they are
   // initialized: the whole cluster meets once here.
@@ -411,6 +419,8 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     if (CM > 1) tma::mbar_arrive_remote(tma::map_to_rank(empty(s), rank ^ 1u));
   };
   int acc[MI][R];
+  // ES: the host encoded the output map (the output 16-byte aligned); else stores from registers.
+  const bool staged = ES && reinterpret_cast<unsigned long long>(args.out) % 16 == 0;
   int stage = 0;
   unsigned phase = 0;
   // Ping-pong: skip the K tiles of unit u in the ring (the other consumer's unit).
@@ -513,9 +523,19 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     // Epilogue: register r of instruction i holds row c*RM + 64*i + d_row(t, r) and column
     // d_col(t, r) of the tile (wgmma_frag.h), as in the wgmma family. A cluster's tile past the
     // last tile row (odd tiles_m) has nothing to store.
-    if (CM == 1 || tm < tiles_m)
-      store_tile<MI, BN, PRE_EPI, WSC, OUT, BIAS, ASYM>(args, acc, ops, row0, (long long)tn * BN, M, N, t);
+    if (CM > 1 && tm >= tiles_m) continue;
+    if constexpr (ES) {
+      if (staged) {
+        store_tile_tma<MI, BN, PRE_EPI, WSC, OUT, BIAS, ASYM>(args, acc, ops, &omap, xbuf + unsigned(c * XBUF_ONE),
+                                                              int(row0), tn * BN, N, t, 1 + c);
+        continue;
+      }
+    }
+    store_tile<MI, BN, PRE_EPI, WSC, OUT, BIAS, ASYM>(args, acc, ops, row0, (long long)tn * BN, M, N, t);
   }
+  // ES: the last store has read this consumer's buffer before the block may exit (its global
+  // writes complete with the grid).
+  if (ES && staged && t == 0) tma::store_wait_read();
   // With a cluster, no block exits while the other may still arrive on its empty barriers (the
   // other's consumers release every stage here too, up to their last K tile) or multicast into
   // its ring: every remaining thread of both blocks meets here once its role is done. (Loads

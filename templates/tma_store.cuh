@@ -1,0 +1,115 @@
+// The output tile through shared memory and a TMA store (wgmma_tma's ES = 1, 2-byte outputs):
+// each consumer warpgroup converts its accumulators (epilogue.cuh's epilogue_value, so the
+// values are bit-identical to the register path's), writes them into its own buffer with
+// stmatrix (one instruction per 16 x 16 block of a warp, where the register path needs four
+// shuffles and four 8-byte global stores), and one thread hands the buffer to TMA, which writes
+// whole lines of the output and clips rows past M and columns past N itself. The store runs
+// asynchronously: the consumer goes on to its next tile's main loop and waits for the store to
+// have read the buffer only before it writes the buffer again.
+//
+// The buffer is RM rows x BN columns, as BN / 64 panels of RM rows x 128 bytes, each in the
+// 128-byte swizzle (16-byte chunk q of row r at chunk q ^ (r % 8)), which the output map's
+// CU_TENSOR_MAP_SWIZZLE_128B undoes: so a warp's stmatrix rows fall in distinct banks.
+// The host encodes the output map ({N, M}, 2-byte elements, boxes of 64 columns x RM rows) only
+// where the output's address is 16-byte aligned; elsewhere the kernel stores from registers
+// (store_tile), as without ES.
+#pragma once
+#include "wgmma.cuh"
+
+namespace i8g {
+namespace tma {
+
+// A box of a 2-D map from shared memory at `src` to global memory at coordinates {inner,
+// outer} (elements, innermost first); TMA skips the box's elements past the tensor's edges.
+__device__ __forceinline__ void store_box(const Desc* map, unsigned src, int inner, int outer) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(src), "r"(inner), "r"(outer)
+               : "memory");
+}
+__device__ __forceinline__ void store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Returns once this thread's committed stores have read their shared memory (the buffer may be
+// written again; their global writes may still be under way).
+__device__ __forceinline__ void store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+
+// The 128 threads of warpgroup-sized named barrier `id` meet.
+__device__ __forceinline__ void warpgroup_sync(int id) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(wg::kWarpgroup) : "memory");
+}
+
+// Four 8 x 8 matrices of 16-bit elements from this warp's registers into shared memory: lane l
+// gives the address of row l % 8 of matrix l / 8; register q holds, for matrix q, the two
+// elements of row lane / 4 at columns 2 * (lane % 4) and 2 * (lane % 4) + 1 (the accumulator
+// fragment's layout).
+__device__ __forceinline__ void stmatrix_x4(unsigned addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
+}
+
+}  // namespace tma
+
+// Columns of one panel of the staged tile: 128 bytes of 2-byte outputs.
+constexpr int kStorePanelCols = 64;
+// Bytes of one consumer's staging buffer for RM x BN 2-byte outputs.
+constexpr int store_buffer_bytes(int rm, int bn) { return rm * bn * 2; }
+
+// Consumer warpgroup (thread t, named barrier `bar`) writes its RM x BN tile, rows from row0 and
+// columns from n0 of the output, through its buffer `buf` (1024-byte aligned) and the output map.
+// `pending`: whether this thread (t == 0) has a store in flight that may still read `buf`.
+template <int MI, int BN, bool PRE, int WSC, int OUT, int BIAS, int ASYM>
+__device__ __forceinline__ void store_tile_tma(const I8gArgs& args, int (&acc)[MI][BN / 2],
+                                               const EpiOperands<MI, BN, PRE>& ops, const tma::Desc* omap,
+                                               unsigned buf, int row0, int n0, long long N, int t, int bar) {
+  constexpr int RM = MI * wg::kM;
+  constexpr int J = BN / 8;
+  constexpr int CH = col_chunk<BN, BIAS, ASYM>();
+  static_assert(out_bytes<OUT>() == 2, "the staged store is for 2-byte outputs");
+  static_assert(BN % kStorePanelCols == 0, "whole 64-column panels");
+  static_assert(J % CH == 0 && CH % 2 == 0, "whole chunks of column-group pairs");
+  // The previous tile's store has read the buffer (thread 0 waits, the barrier tells the rest).
+  if (t == 0) tma::store_wait_read();
+  tma::warpgroup_sync(bar);
+  const int lane = t % 32, warp = t / 32;
+  const int q = lane / 8, h_of_lane = q & 1, g_of_lane = q >> 1, rr = lane % 8;
+#pragma unroll
+  for (int j0 = 0; j0 < J; j0 += CH) {
+    const ColChunk<CH> op = col_chunk_of<CH, MI, BN, PRE, WSC, OUT, BIAS, ASYM>(ops, args, n0, N, j0, t);
+#pragma unroll
+    for (int jj = 0; jj < CH; jj += 2)
+#pragma unroll
+      for (int i = 0; i < MI; ++i) {
+        unsigned r[4];  // matrix 2g + h: rows 8h.. of the warp's 16, column group j0 + jj + g
+#pragma unroll
+        for (int g = 0; g < 2; ++g)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            float y[2];
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+              y[e] = epilogue_value<OUT, BIAS, ASYM>(acc[i][4 * (j0 + jj + g) + 2 * h + e], ops.sx[i][h],
+                                                     ops.zp[i][h], op.sw[jj + g][e], op.b[jj + g][e],
+                                                     op.colsum[jj + g][e]);
+            r[2 * g + h] = pack_half2<OUT>(y[0], y[1]);
+          }
+        // This lane addresses row rr of matrix q: tile row 64i + 16 warp + 8h + rr, column
+        // group j0 + jj + g, i.e. chunk (group % 8) of panel group / 8.
+        const int row = i * wg::kM + 16 * warp + 8 * h_of_lane + rr;
+        const int group = j0 + jj + g_of_lane;
+        const unsigned addr = buf + unsigned((group / 8) * RM * wg::kRowBytes + row * wg::kRowBytes +
+                                             (((group % 8) ^ rr) << 4));
+        tma::stmatrix_x4(addr, r[0], r[1], r[2], r[3]);
+      }
+  }
+  // Every thread's writes are visible to the async proxy, then one thread stores the panels.
+  fence_proxy_async_shared();
+  tma::warpgroup_sync(bar);
+  if (t == 0) {
+#pragma unroll
+    for (int p = 0; p < BN / kStorePanelCols; ++p)
+      tma::store_box(omap, buf + unsigned(p * RM * wg::kRowBytes), n0 + p * kStorePanelCols, row0);
+    tma::store_commit();
+  }
+}
+
+}  // namespace i8g
