@@ -250,21 +250,24 @@ TEST_F(WgmmaTma, NarrowTilesAreExactOverTailsAndEveryEpilogueOption) {
 // The staged store (epilogue_store = 1, templates/tma_store.cuh; not yet run on a GPU when
 // written): the tile through shared memory (stmatrix, 128-byte swizzle) and a TMA store that
 // clips rows past M and columns past N. Every staged candidate over both 2-byte outputs with
-// and without bias and zero points, over row and column tails and many tiles per block; then an
-// output 2 bytes past a 16-byte boundary, for which the host encodes no output map and the kernel
-// stores from registers.
+// and without bias and zero points: over row, column and K tails (1000 x 4080, M = 77), and over
+// many tiles per block with a short main loop (1000 x 384, M = 4100: 260 or more tiles for 132
+// blocks, so each consumer writes its buffer again while its last store may still read it);
+// then an output 2 bytes past a 16-byte boundary, for which the host encodes no output map and
+// the kernel stores from registers.
 TEST_F(WgmmaTma, StagedStoresAreExactOverEveryTwoByteOptionAndFallBackForAnUnalignedOutput) {
   int runs = 0, exact = 0;
   for (i8gemm_out o : {I8GEMM_OUT_BF16, I8GEMM_OUT_F16})
-    for (int flags = 0; flags < 4; ++flags) {
-      const i8gemm_problem p = make_problem(1000, 4080, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TOKEN,
-                                            I8GEMM_SCALE_PER_CHANNEL, o, flags & 1, flags & 2);
-      std::vector<KernelSpec> staged;
-      for (const KernelSpec& s : specs(to_gemm_problem(p)))
-        if (s.config.epilogue_store) staged.push_back(s);
-      ASSERT_EQ(staged.size(), 4u) << "ping-pong 128x128 and 64x256, each with and without cm2";
-      check_all(p, staged, {77, 1100}, runs, exact);
-    }
+    for (int flags = 0; flags < 4; ++flags)
+      for (const auto& [k, m] : {std::pair<int64_t, int64_t>{4080, 77}, {384, 4100}}) {
+        const i8gemm_problem p = make_problem(1000, k, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TOKEN,
+                                              I8GEMM_SCALE_PER_CHANNEL, o, flags & 1, flags & 2);
+        std::vector<KernelSpec> staged;
+        for (const KernelSpec& s : specs(to_gemm_problem(p)))
+          if (s.config.epilogue_store) staged.push_back(s);
+        ASSERT_EQ(staged.size(), 4u) << "ping-pong 128x128 and 64x256, each with and without cm2";
+        check_all(p, staged, {m}, runs, exact);
+      }
   const i8gemm_problem p = make_problem(1000, 4080);
   Expected e = expected(p, 300);
   Stream s;
