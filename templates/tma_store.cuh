@@ -14,23 +14,11 @@
 // where the output's address is 16-byte aligned; elsewhere the kernel stores from registers
 // (store_tile), as without ES.
 #pragma once
+#include "tma.cuh"
 #include "wgmma.cuh"
 
 namespace i8g {
 namespace tma {
-
-// A box of a 2-D map from shared memory at `src` to global memory at coordinates {inner,
-// outer} (elements, innermost first); TMA skips the box's elements past the tensor's edges.
-__device__ __forceinline__ void store_box(const Desc* map, unsigned src, int inner, int outer) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
-                   reinterpret_cast<unsigned long long>(map)),
-               "r"(src), "r"(inner), "r"(outer)
-               : "memory");
-}
-__device__ __forceinline__ void store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-// Returns once this thread's committed stores have read their shared memory (the buffer may be
-// written again; their global writes may still be under way).
-__device__ __forceinline__ void store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
 
 // The 128 threads of warpgroup-sized named barrier `id` meet.
 __device__ __forceinline__ void warpgroup_sync(int id) {
@@ -56,7 +44,8 @@ constexpr int store_buffer_bytes(int rm, int bn) { return rm * bn * 2; }
 
 // Consumer warpgroup (thread t, named barrier `bar`) writes its RM x BN tile, rows from row0 and
 // columns from n0 of the output, through its buffer `buf` (1024-byte aligned) and the output map.
-// `pending`: whether this thread (t == 0) has a store in flight that may still read `buf`.
+// Thread 0 issues the stores; the caller waits for their reads (tma::store_wait_read) before
+// the block exits.
 template <int MI, int BN, bool PRE, int WSC, int OUT, int BIAS, int ASYM>
 __device__ __forceinline__ void store_tile_tma(const I8gArgs& args, int (&acc)[MI][BN / 2],
                                                const EpiOperands<MI, BN, PRE>& ops, const tma::Desc* omap,
