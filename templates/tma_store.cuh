@@ -51,45 +51,27 @@ __device__ __forceinline__ void store_tile_tma(const I8gArgs& args, int (&acc)[M
                                                const EpiOperands<MI, BN, PRE>& ops, const tma::Desc* omap,
                                                unsigned buf, int row0, int n0, long long N, int t, int bar) {
   constexpr int RM = MI * wg::kM;
-  constexpr int J = BN / 8;
-  constexpr int CH = col_chunk<BN, BIAS, ASYM>();
   static_assert(out_bytes<OUT>() == 2, "the staged store is for 2-byte outputs");
   static_assert(BN % kStorePanelCols == 0, "whole 64-column panels");
-  static_assert(J % CH == 0 && CH % 2 == 0, "whole chunks of column-group pairs");
   // The previous tile's store has read the buffer (thread 0 waits, the barrier tells the rest).
   if (t == 0) tma::store_wait_read();
   tma::warpgroup_sync(bar);
   const int lane = t % 32, warp = t / 32;
-  const int q = lane / 8, h_of_lane = q & 1, g_of_lane = q >> 1, rr = lane % 8;
+  const int q = lane / 8, rr = lane % 8;  // this lane addresses row rr of matrix q = 2g + h
+  unsigned r[4];                          // matrix 2g + h: rows 8h.. of the warp's 16, group j + g
+  for_each_pair<MI, BN, PRE, WSC, OUT, BIAS, ASYM>(
+      args, acc, ops, n0, N, t, [&](int i, int h, int j, const int (&)[2][2], const float (&y)[2][2]) {
 #pragma unroll
-  for (int j0 = 0; j0 < J; j0 += CH) {
-    const ColChunk<CH> op = col_chunk_of<CH, MI, BN, PRE, WSC, OUT, BIAS, ASYM>(ops, args, n0, N, j0, t);
-#pragma unroll
-    for (int jj = 0; jj < CH; jj += 2)
-#pragma unroll
-      for (int i = 0; i < MI; ++i) {
-        unsigned r[4];  // matrix 2g + h: rows 8h.. of the warp's 16, column group j0 + jj + g
-#pragma unroll
-        for (int g = 0; g < 2; ++g)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            float y[2];
-#pragma unroll
-            for (int e = 0; e < 2; ++e)
-              y[e] = epilogue_value<OUT, BIAS, ASYM>(acc[i][4 * (j0 + jj + g) + 2 * h + e], ops.sx[i][h],
-                                                     ops.zp[i][h], op.sw[jj + g][e], op.b[jj + g][e],
-                                                     op.colsum[jj + g][e]);
-            r[2 * g + h] = pack_half2<OUT>(y[0], y[1]);
-          }
-        // This lane addresses row rr of matrix q: tile row 64i + 16 warp + 8h + rr, column
-        // group j0 + jj + g, i.e. chunk (group % 8) of panel group / 8.
-        const int row = i * wg::kM + 16 * warp + 8 * h_of_lane + rr;
-        const int group = j0 + jj + g_of_lane;
+        for (int g = 0; g < 2; ++g) r[2 * g + h] = pack_half2<OUT>(y[g][0], y[g][1]);
+        if (h == 0) return;
+        // Lane's row: tile row 64i + 16 warp + 8 (q & 1) + rr; its column group j + (q >> 1), i.e.
+        // chunk (group % 8) of panel group / 8.
+        const int row = i * wg::kM + 16 * warp + 8 * (q & 1) + rr;
+        const int group = j + (q >> 1);
         const unsigned addr = buf + unsigned((group / 8) * RM * wg::kRowBytes + row * wg::kRowBytes +
                                              (((group % 8) ^ rr) << 4));
         tma::stmatrix_x4(addr, r[0], r[1], r[2], r[3]);
-      }
-  }
+      });
   // Every thread's writes are visible to the async proxy, then one thread stores the panels.
   fence_proxy_async_shared();
   tma::warpgroup_sync(bar);
