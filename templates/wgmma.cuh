@@ -291,6 +291,31 @@ __device__ __forceinline__ void for_each_pair(const I8gArgs& args, int (&acc)[MI
   }
 }
 
+// store_interior's stores of one pair of column groups for one row half (for_each_pair's f).
+template <int MI, int OUT>
+struct InteriorStore {
+  unsigned char* (&rowp)[MI][2];
+  bool odd;
+  __device__ __forceinline__ void operator()(int i, int h, int j, const int (&a)[2][2], const float (&y)[2][2]) const {
+    if constexpr (out_bytes<OUT>() == 2) {
+      // Columns 8j..8j+15 of the row: even lanes keep group j's pair and take their
+      // neighbour's; odd lanes take their neighbour's group j + 1 pair and keep theirs.
+      const unsigned p0 = pack_half2<OUT>(y[0][0], y[0][1]), p1 = pack_half2<OUT>(y[1][0], y[1][1]);
+      const unsigned got = __shfl_xor_sync(0xffffffffu, odd ? p0 : p1, 1);
+      *reinterpret_cast<uint2*>(rowp[i][h] + 16 * j) = odd ? make_uint2(got, p1) : make_uint2(p0, got);
+    } else {
+#pragma unroll
+      for (int g = 0; g < 2; ++g) {
+        unsigned char* p = rowp[i][h] + 32 * (j + g);
+        if constexpr (OUT == kOutI32)
+          *reinterpret_cast<int2*>(p) = make_int2(a[g][0], a[g][1]);
+        else
+          *reinterpret_cast<float2*>(p) = make_float2(y[g][0], y[g][1]);
+      }
+    }
+  }
+};
+
 // An interior tile (every row < M, every column < N, rows 8-byte aligned): no guards, one base
 // address per fragment row. 4-byte outputs leave in 8-byte pairs; 2-byte outputs swap a packed
 // pair with the neighbouring lane (wgmma_frag.h, wide_col) and leave in 8-byte quads, so each
@@ -310,25 +335,8 @@ __device__ __forceinline__ void store_interior(const I8gArgs& args, int (&acc)[M
       const long long n = n0 + (WIDE ? wg::wide_col(t) : wg::d_col(t, 0));
       rowp[i][h] = static_cast<unsigned char*>(args.out) + (m * N + n) * out_bytes<OUT>();
     }
-  for_each_pair<MI, BN, PRE, WSC, OUT, BIAS, ASYM>(
-      args, acc, ops, n0, N, t, [&](int i, int h, int j, const int (&a)[2][2], const float (&y)[2][2]) {
-        if constexpr (WIDE) {
-          // Columns 8j..8j+15 of the row: even lanes keep group j's pair and take their
-          // neighbour's; odd lanes take their neighbour's group j + 1 pair and keep theirs.
-          const unsigned p0 = pack_half2<OUT>(y[0][0], y[0][1]), p1 = pack_half2<OUT>(y[1][0], y[1][1]);
-          const unsigned got = __shfl_xor_sync(0xffffffffu, odd ? p0 : p1, 1);
-          *reinterpret_cast<uint2*>(rowp[i][h] + 16 * j) = odd ? make_uint2(got, p1) : make_uint2(p0, got);
-        } else {
-#pragma unroll
-          for (int g = 0; g < 2; ++g) {
-            unsigned char* p = rowp[i][h] + 32 * (j + g);
-            if constexpr (OUT == kOutI32)
-              *reinterpret_cast<int2*>(p) = make_int2(a[g][0], a[g][1]);
-            else
-              *reinterpret_cast<float2*>(p) = make_float2(y[g][0], y[g][1]);
-          }
-        }
-      });
+  InteriorStore<MI, OUT> st{rowp, odd};
+  for_each_pair<MI, BN, PRE, WSC, OUT, BIAS, ASYM>(args, acc, ops, n0, N, t, st);
 }
 
 // The epilogue of one warpgroup's accumulators: MI m64nBN instructions whose register r of
