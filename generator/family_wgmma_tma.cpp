@@ -246,7 +246,9 @@ bool deep_shape(const KernelConfig& c) {
 // tile's main loop, for two buffers of the consumers' rows x bn 2-byte outputs taken from the
 // ring (128x128: 5 stages instead of 7; 64x256: 4 instead of 5). Bytes and instructions per tile
 // are what bounds M >= 1024 on the H200 (the clock drops at the power limit; docs/wgmma_tma.md).
-// Not cooperative 256x128: its two 128-row buffers leave 3 stages.
+// Not cooperative 256x128: its two 128-row buffers leave 3 stages. Offered only where
+// Target::experimental_staged_store is set (`tune --experimental-staged-store`): not yet run on a
+// GPU. A named _es1 kernel (a tuned winner) is valid either way.
 bool store_offered(const KernelConfig& c) {
   return c.schedule == kPingPong && c.split_k == 1 && c.cluster_k == 1 && c.stages <= kPlainStages &&
          ((c.bm == 128 && c.bn == 128) || (c.bm == 64 && c.bn == 256));
@@ -289,7 +291,7 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
     c.cluster_m = 2;
     if (invalid_reason(p, c, t).empty()) out.push_back(c);
   }
-  const size_t clustered = out.size();
+  const size_t clustered = t.experimental_staged_store ? out.size() : 0;
   for (size_t i = 0; i < clustered; ++i) {
     if (!store_offered(out[i])) continue;
     KernelConfig ec = out[i];

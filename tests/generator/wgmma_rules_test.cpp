@@ -114,9 +114,8 @@ TEST(WgmmaRules, TheFlagAddsTheWgmmaFamilyAndChangesNothingElse) {
     EXPECT_GT(wg.size(), 0u) << p.key();
     EXPECT_LE(wg.size(), 10u) << p.key();
     EXPECT_GT(tma.size(), 0u) << p.key();
-    EXPECT_LE(tma.size(), 45u) << p.key()
-                               << ": 9 plain + 6 wide + 4 narrow + 3 as 2x1 clusters + 3 deep + 4 staged-store + 16 "
-                                  "split-K at most";
+    EXPECT_LE(tma.size(), 41u) << p.key()
+                               << ": 9 plain + 6 wide + 4 narrow + 3 as 2x1 clusters + 3 deep + 16 split-K at most";
     EXPECT_EQ(of_family(off, Family::wgmma_tma), tma) << "wgmma_tma is not behind the flag: " << p.key();
     std::vector<KernelConfig> on_less_wg;
     for (const KernelConfig& c : on)
@@ -257,17 +256,14 @@ TEST(WgmmaTmaClusters, CandidatesAddCm2OfThreeShapes) {
       if (c.cluster_m == 1) {
         plain.insert(shape(c));
         EXPECT_EQ(s.name().find("_cm"), std::string::npos) << s.name();
-        EXPECT_EQ(s.name().substr(s.name().rfind('_'), 3), c.epilogue_store ? "_es" : "_sk")
-            << s.name() << ": the split ends a plain name (or a staged store's)";
+        EXPECT_EQ(s.name().substr(s.name().rfind('_'), 3), "_sk") << s.name() << ": the split ends a plain name";
       } else {
         EXPECT_EQ(c.cluster_m, 2) << s.name();
         clustered.insert(shape(c));
-        const std::string tail = c.epilogue_store ? "_cm2_es1" : "_cm2";
-        EXPECT_EQ(s.name().substr(s.name().size() - tail.size()), tail) << s.name();
+        EXPECT_EQ(s.name().substr(s.name().size() - 4), "_cm2") << s.name();
         KernelConfig twin = c;
         twin.cluster_m = 1;
-        twin.epilogue_store = 0;
-        EXPECT_EQ(KernelSpec({p, twin, "sm_90a"}).name() + tail, s.name());
+        EXPECT_EQ(KernelSpec({p, twin, "sm_90a"}).name() + "_cm2", s.name());
       }
     }
     std::set<std::string> want;

@@ -14,11 +14,16 @@ using namespace i8g;
 
 namespace {
 
-const Target kHopper = Target::from_arch("sm_90a");
+// The staged twins are offered only with the experimental flag (not yet run on a GPU).
+const Target kHopper = [] {
+  Target t = Target::from_arch("sm_90a");
+  t.experimental_staged_store = true;
+  return t;
+}();
 
-std::vector<KernelConfig> staged_of(const GemmProblem& p) {
+std::vector<KernelConfig> staged_of(const GemmProblem& p, const Target& t = kHopper) {
   std::vector<KernelConfig> out;
-  for (const KernelConfig& c : candidates(p, kHopper))
+  for (const KernelConfig& c : candidates(p, t))
     if (c.family == Family::wgmma_tma && c.epilogue_store) out.push_back(c);
   return out;
 }
@@ -56,6 +61,18 @@ TEST(WgmmaTmaStore, TwinsOfTwoPingPongTilesWithAndWithoutClusters) {
       EXPECT_EQ(tma_box_rows(twin, 4096).out, 0) << s.name() << ": no output map without the staged store";
     }
     EXPECT_EQ(got, (std::set<std::string>{"128x128", "128x128 cm2", "64x256", "64x256 cm2"})) << p.key();
+  }
+}
+
+TEST(WgmmaTmaStore, OfferedOnlyWithTheExperimentalFlagAndAddingNothingElse) {
+  for (const GemmProblem& p : {problem(2560, 4096), problem(768, 4096)}) {
+    const Target plain = Target::from_arch("sm_90a");
+    EXPECT_TRUE(staged_of(p, plain).empty()) << p.key();
+    std::vector<KernelConfig> with = candidates(p, kHopper), without;
+    for (const KernelConfig& c : with)
+      if (c.epilogue_store == 0) without.push_back(c);
+    EXPECT_EQ(without, candidates(p, plain)) << p.key() << ": the flag only adds the staged twins";
+    EXPECT_EQ(with.size() - without.size(), 4u) << p.key();
   }
 }
 

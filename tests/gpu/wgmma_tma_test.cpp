@@ -23,6 +23,7 @@ class WgmmaTma : public KernelCheckTest {
     if (IsSkipped()) return;
     if (target_.arch != "sm_90a") GTEST_SKIP() << "wgmma_tma needs sm_90a, this GPU is " << target_.arch;
     target_.experimental_wgmma = true;
+    target_.experimental_staged_store = true;  // every sweep below includes the staged-store twins
   }
   std::vector<KernelSpec> specs(const GemmProblem& p) const { return family_specs(p, Family::wgmma_tma); }
   // The candidates with (split) or without (!split) split-K.

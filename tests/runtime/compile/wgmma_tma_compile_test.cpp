@@ -27,6 +27,7 @@ namespace {
 Target hopper() {
   Target t = Target::from_arch("sm_90a");
   t.experimental_wgmma = true;
+  t.experimental_staged_store = true;  // the staged-store twins compile and are checked too
   return t;
 }
 
