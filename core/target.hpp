@@ -34,6 +34,10 @@ struct Target {
   // candidates. Off by default; `i8gemm tune --experimental-wgmma` sets it. Not part of any
   // cache key: it changes which kernels are tried, not what a named kernel computes.
   bool experimental_wgmma = false;
+  // Offer wgmma_tma's staged-store twins (epilogue_store = 1: the output through shared memory
+  // and a TMA store; exact on the H200, not yet faster than the register store). Off by default;
+  // `i8gemm tune --experimental-staged-store` sets it. Not part of any cache key either.
+  bool experimental_staged_store = false;
 
   // Facts for the named arch (hardware limits from the CUDA programming guide, the AMD CDNA
   // ISA guides and LLVM's AMDGPU target description); throws Error

@@ -52,6 +52,7 @@ const std::vector<ConfigFieldInfo>& config_fields() {
       {ConfigField::cluster_m, "cm", "cluster_m", &KernelConfig::cluster_m, 1},
       {ConfigField::warps_k, "wk", "warps_k", &KernelConfig::warps_k, 1},
       {ConfigField::cluster_k, "ck", "cluster_k", &KernelConfig::cluster_k, 1},
+      {ConfigField::epilogue_store, "es", "epilogue_store", &KernelConfig::epilogue_store, 1},
   };
   return fields;
 }

@@ -33,10 +33,12 @@ constexpr int kCooperative = 1, kPingPong = 2;  // KernelConfig::schedule
 int consumer_rows(const KernelConfig& c) { return c.schedule == kPingPong ? c.bm : c.bm / kConsumers; }
 // A K pair's exchange buffers (one per consumer, its rows x bn int32) and their four barriers.
 int pair_bytes(const KernelConfig& c) { return c.cluster_k > 1 ? 2 * consumer_rows(c) * c.bn * 4 + 32 : 0; }
+// The staged store's buffers (epilogue_store = 1): one per consumer, its rows x bn 2-byte outputs.
+int store_bytes(const KernelConfig& c) { return c.epilogue_store ? 2 * consumer_rows(c) * c.bn * 2 : 0; }
 // The ring, its alignment slack, two 8-byte mbarriers per stage, the two turn barriers and a
-// K pair's exchange.
+// K pair's exchange or the staged store's buffers.
 int dynamic_smem(const KernelConfig& c) {
-  return c.stages * stage_bytes(c) + kAlignSlack + 16 * c.stages + 16 + pair_bytes(c);
+  return c.stages * stage_bytes(c) + kAlignSlack + 16 * c.stages + 16 + pair_bytes(c) + store_bytes(c);
 }
 // The consumers' budget after setmaxnreg: accumulators plus addresses, descriptors, loop state
 // and the epilogue's operands; the template raises them to 232.
@@ -54,6 +56,23 @@ std::string split_invalid_reason(const GemmProblem& p, const KernelConfig& c) {
   if (c.split_k > k_tiles(p))
     return fmt::format("split_k={} leaves a slice without K tiles (K={} is {} tiles of 128)", c.split_k, p.k,
                        k_tiles(p));
+  return {};
+}
+
+// The staged TMA store (templates/tma_store.cuh) writes 2-byte outputs of whole tiles in panels of
+// 64 columns, through an output map whose row stride (N * 2 bytes) must be a multiple of 16.
+std::string store_invalid_reason(const GemmProblem& p, const KernelConfig& c) {
+  if (c.epilogue_store == 0) return {};
+  if (c.epilogue_store != 1) return fmt::format("epilogue_store={} (need 0 or 1)", c.epilogue_store);
+  if (c.split_k > 1 || c.cluster_k > 1)
+    return fmt::format("epilogue_store with split_k={}, cluster_k={}: split tiles store from registers", c.split_k,
+                       c.cluster_k);
+  if (out_element_size(p.out) != 2)
+    return fmt::format("epilogue_store with {} outputs: the staged store is for bf16 and f16", to_string(p.out));
+  if (c.bn % 64 != 0) return fmt::format("epilogue_store with bn={}: it stores panels of 64 columns", c.bn);
+  if (p.n % 8 != 0)
+    return fmt::format("epilogue_store with N={}: the output map's row stride (2N bytes) must be a multiple of 16",
+                       p.n);
   return {};
 }
 
@@ -95,6 +114,7 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
   if (c.cluster_k > k_tiles(p))
     return fmt::format("cluster_k={} leaves a block without K tiles (K={} is {} tiles of 128)", c.cluster_k, p.k,
                        k_tiles(p));
+  if (std::string why = store_invalid_reason(p, c); !why.empty()) return why;
   const int smem = dynamic_smem(c);
   if (smem > t.smem_per_block_optin)
     return fmt::format("{} bytes of shared memory above the target's {} per block", smem, t.smem_per_block_optin);
@@ -208,7 +228,8 @@ bool width_offered(const GemmProblem& p, const KernelConfig& c) {
 
 // The stages that fit the target's shared memory, at most kMaxStages.
 int fitting_stages(const KernelConfig& c, const Target& t) {
-  return std::min(kMaxStages, (t.smem_per_block_optin - kAlignSlack - 16 - pair_bytes(c)) / (stage_bytes(c) + 16));
+  return std::min(kMaxStages, (t.smem_per_block_optin - kAlignSlack - 16 - pair_bytes(c) - store_bytes(c)) /
+                                  (stage_bytes(c) + 16));
 }
 // The ping-pong tiles that also run with as deep a ring as fits (14 stages of 64 x 64, 9 of
 // 64 x 128 and 128 x 64): the small tiles of small M, whose SMs wait on loads (ncu on the
@@ -219,13 +240,29 @@ bool deep_shape(const KernelConfig& c) {
          c.split_k == 1;
 }
 
+// The staged-store twins (epilogue_store = 1, templates/tma_store.cuh) of the ping-pong tiles
+// that serve large M, 128x128 and 64x256, with and without a cluster: the output leaves in whole
+// lines through TMA instead of 8-byte stores from registers, and the store overlaps the next
+// tile's main loop, for two buffers of the consumers' rows x bn 2-byte outputs taken from the
+// ring (128x128: 5 stages instead of 7; 64x256: 4 instead of 5). Bytes and instructions per tile
+// are what bounds M >= 1024 on the H200 (the clock drops at the power limit; docs/wgmma_tma.md).
+// Not cooperative 256x128: its two 128-row buffers leave 3 stages. Offered only where
+// Target::experimental_staged_store is set (`tune --experimental-staged-store`): exact on the
+// H200 but within -2%..+4% of the 7-stage register-store twin (session 24, docs/wgmma_tma.md).
+// A named _es1 kernel (a tuned winner) is valid either way.
+bool store_offered(const KernelConfig& c) {
+  return c.schedule == kPingPong && c.split_k == 1 && c.cluster_k == 1 && c.stages <= kPlainStages &&
+         ((c.bm == 128 && c.bn == 128) || (c.bm == 64 && c.bn == 256));
+}
+
 // Rules: cooperative bm 128 or 256 (two consumers of 64 or 128 rows) or ping-pong bm 64 or 128
 // (one consumer's rows); bn 64/128/256 not past the padded N, the wide and narrow tiles where
 // width_offered says; at most 128 accumulators per consumer thread; bk = 128; as many
 // stages as fit (at most 8, the narrow tiles up to 16). At most 9 + 6 + 4 configs; then a cm2
 // variant of each clusters_pay shape among them, a deep-ring variant of each small ping-pong
-// tile (deep_shape), split-K variants of four of them, at most 4 each (split_variants), and
-// where K is long their K pairs (pair_variants), last.
+// tile (deep_shape), the staged-store twins of two ping-pong tiles and their cm2 variants
+// (store_offered; 2-byte outputs only), split-K variants of four of them, at most 4 each
+// (split_variants), and where K is long their K pairs (pair_variants), last.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;
@@ -254,6 +291,14 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
     KernelConfig c = out[i];
     c.cluster_m = 2;
     if (invalid_reason(p, c, t).empty()) out.push_back(c);
+  }
+  const size_t clustered = t.experimental_staged_store ? out.size() : 0;
+  for (size_t i = 0; i < clustered; ++i) {
+    if (!store_offered(out[i])) continue;
+    KernelConfig ec = out[i];
+    ec.epilogue_store = 1;
+    ec.stages = std::min(ec.stages, fitting_stages(ec, t));
+    if (invalid_reason(p, ec, t).empty()) out.push_back(ec);
   }
   for (size_t i = 0; i < plain; ++i)
     if (KernelConfig dc = out[i]; deep_shape(dc) && (dc.stages = fitting_stages(dc, t)) > kPlainStages &&
@@ -310,11 +355,12 @@ int64_t units(const GemmProblem& p, const KernelConfig& c, int64_t m) {
 // family, against an untuned mma_sync 5-25% slower), where K holds at least one whole 128-byte
 // box (smaller K was never run) and the tile count fits the kernel's 32-bit tile arithmetic
 // with room to spare. Never split: split configs lost at M = 128 on the H200
-// (docs/wgmma_tma.md; I8GEMM_SPLIT_K can still ask). No cluster by default (not yet measured).
+// (docs/wgmma_tma.md; I8GEMM_SPLIT_K can still ask). No cluster and no staged store by default
+// (neither measured as a default).
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target&, int64_t m) {
   constexpr int64_t kMinUntunedRows = 17;
   return m >= kMinUntunedRows && p.k >= kRowBytes && untuned_tile(c) != nullptr && c.split_k == 1 &&
-         c.cluster_m == 1 && c.cluster_k == 1 &&
+         c.cluster_m == 1 && c.cluster_k == 1 && c.epilogue_store == 0 &&
          tiles(p, c, m) < (int64_t(1) << 30);
 }
 
@@ -334,7 +380,7 @@ std::vector<TemplateArg> template_args(const KernelSpec& s) {
   const KernelConfig& c = s.config;
   std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", kGroupM},
                                 {"PP", c.schedule == kPingPong ? 1 : 0}, {"CM", c.cluster_m}, {"CK", c.cluster_k},
-                                {"SPLIT_K", c.split_k}};
+                                {"SPLIT_K", c.split_k}, {"ES", c.epilogue_store}};
   for (const TemplateArg& x : problem_template_args(s.problem, false)) a.push_back(x);
   return a;
 }
@@ -374,12 +420,12 @@ const FamilyInfo& wgmma_tma_family() {
     f.header = "wgmma_tma.cuh";
     f.kernel = "i8g::wgmma_tma_kernel";
     f.kernel_params = "const __grid_constant__ I8gArgs, const __grid_constant__ i8g::tma::Desc, "
-                      "const __grid_constant__ i8g::tma::Desc";
+                      "const __grid_constant__ i8g::tma::Desc, const __grid_constant__ i8g::tma::Desc";
     f.tma_operands = true;
     f.name_fields = {ConfigField::warpgroups, ConfigField::stages, ConfigField::schedule, ConfigField::split_k};
     f.splits_k = true;
-    // "_cm2", "_ck2"; no cluster leaves the names as they were
-    f.optional_name_fields = {ConfigField::cluster_m, ConfigField::cluster_k};
+    // "_cm2", "_ck2", "_es1"; no cluster and no staged store leave the names as they were
+    f.optional_name_fields = {ConfigField::cluster_m, ConfigField::cluster_k, ConfigField::epilogue_store};
     f.untuned_rank = 3;  // above mma_sync, where serves_untuned accepts (sm_90a, M >= 17)
     f.serves_untuned = serves_untuned;
     f.races_at = races_at;

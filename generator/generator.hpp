@@ -58,9 +58,10 @@ LaunchShape launch_shape(const KernelSpec& spec, int64_t m, int sm_count = 0);
 // Rows of the two TMA boxes a FamilyInfo::tma_operands kernel loads over m rows (each box is 128
 // bytes of k wide): x's is bm, or m where m < bm (templates/wgmma_frag.h x_box_rows: the kernel
 // expects that many bytes); w's is bn / cluster_m, because each block of a cluster along M loads
-// its share of the w tile and multicasts it to every block of the cluster.
+// its share of the w tile and multicasts it to every block of the cluster. out: the output box's
+// rows for a staged-store kernel (config.epilogue_store; a consumer's rows), else 0 (no map).
 struct TmaBoxRows {
-  int x = 0, w = 0;
+  int x = 0, w = 0, out = 0;
 };
 TmaBoxRows tma_box_rows(const KernelConfig& config, int64_t m);
 

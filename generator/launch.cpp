@@ -36,6 +36,8 @@ TmaBoxRows tma_box_rows(const KernelConfig& c, int64_t m) {
   TmaBoxRows b;
   b.x = wg::x_box_rows(c.bm, m);
   b.w = c.cluster_m > 1 ? c.bn / c.cluster_m : c.bn;
+  // A consumer's rows (templates/wgmma_tma.cuh: ping-pong, schedule 2, owns whole tiles).
+  if (c.epilogue_store) b.out = c.schedule == 2 ? c.bm : c.bm / 2;
   return b;
 }
 

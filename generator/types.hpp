@@ -72,6 +72,9 @@ struct KernelConfig {
   int cluster_k = 1;                  // wgmma_tma: blocks per thread-block cluster along K (2: a
                                       // pair over the two halves of each tile's K, summed through
                                       // shared memory); names carry it only where it is not 1
+  int epilogue_store = 0;             // wgmma_tma: 1 stages the output tile in shared memory and
+                                      // writes it with a TMA store (templates/tma_store.cuh);
+                                      // names carry it only where it is 1
 
   int threads() const;
   int static_smem_bytes() const;  // shared memory the template declares for this tile

@@ -255,28 +255,18 @@ __device__ __forceinline__ ColChunk<CH> col_chunk_of(const EpiOperands<MI, BN, P
   }
 }
 
-// An interior tile (every row < M, every column < N, rows 8-byte aligned): no guards, one base
-// address per fragment row. 4-byte outputs leave in 8-byte pairs; 2-byte outputs swap a packed
-// pair with the neighbouring lane (wgmma_frag.h, wide_col) and leave in 8-byte quads, so each
-// row's four lanes write one whole 32-byte sector per store instead of half of two.
-template <int MI, int BN, bool PRE, int WSC, int OUT, int BIAS, int ASYM>
-__device__ __forceinline__ void store_interior(const I8gArgs& args, int (&acc)[MI][BN / 2],
-                                               const EpiOperands<MI, BN, PRE>& ops, long long row0, long long n0,
-                                               long long N, int t) {
+// The walk of the whole-tile epilogues (store_interior, tma_store.cuh's store_tile_tma): for
+// each chunk of CH column groups' operands (taken from the preload or loaded now), each pair of
+// column groups j, j + 1 (16 columns) of it, each m64 block i and row half h, calls
+// f(i, h, j, a, y): a[g][e] the accumulator of column group j + g, column e of its two, and y[g][e]
+// its epilogue value.
+template <int MI, int BN, bool PRE, int WSC, int OUT, int BIAS, int ASYM, class F>
+__device__ __forceinline__ void for_each_pair(const I8gArgs& args, int (&acc)[MI][BN / 2],
+                                              const EpiOperands<MI, BN, PRE>& ops, long long n0, long long N, int t,
+                                              F f) {
   constexpr int J = BN / 8;
   constexpr int CH = col_chunk<BN, BIAS, ASYM>();
-  constexpr bool WIDE = out_bytes<OUT>() == 2;
   static_assert(J % CH == 0 && CH % 2 == 0, "whole chunks of column-group pairs");
-  const bool odd = t & 1;
-  unsigned char* rowp[MI][2];
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const long long m = row0 + i * wg::kM + wg::d_row(t, 2 * h);
-      const long long n = n0 + (WIDE ? wg::wide_col(t) : wg::d_col(t, 0));
-      rowp[i][h] = static_cast<unsigned char*>(args.out) + (m * N + n) * out_bytes<OUT>();
-    }
 #pragma unroll
   for (int j0 = 0; j0 < J; j0 += CH) {
     const ColChunk<CH> op = col_chunk_of<CH, MI, BN, PRE, WSC, OUT, BIAS, ASYM>(ops, args, n0, N, j0, t);
@@ -296,24 +286,57 @@ __device__ __forceinline__ void store_interior(const I8gArgs& args, int (&acc)[M
               y[g][e] = epilogue_value<OUT, BIAS, ASYM>(a[g][e], ops.sx[i][h], ops.zp[i][h], op.sw[jj + g][e],
                                                         op.b[jj + g][e], op.colsum[jj + g][e]);
             }
-          if constexpr (WIDE) {
-            // Columns 8j..8j+15 of the row (j = j0 + jj): even lanes keep group j's pair and take
-            // their neighbour's; odd lanes take their neighbour's group j + 1 pair and keep theirs.
-            const unsigned p0 = pack_half2<OUT>(y[0][0], y[0][1]), p1 = pack_half2<OUT>(y[1][0], y[1][1]);
-            const unsigned got = __shfl_xor_sync(0xffffffffu, odd ? p0 : p1, 1);
-            *reinterpret_cast<uint2*>(rowp[i][h] + 16 * (j0 + jj)) = odd ? make_uint2(got, p1) : make_uint2(p0, got);
-          } else {
-#pragma unroll
-            for (int g = 0; g < 2; ++g) {
-              unsigned char* p = rowp[i][h] + 32 * (j0 + jj + g);
-              if constexpr (OUT == kOutI32)
-                *reinterpret_cast<int2*>(p) = make_int2(a[g][0], a[g][1]);
-              else
-                *reinterpret_cast<float2*>(p) = make_float2(y[g][0], y[g][1]);
-            }
-          }
+          f(i, h, j0 + jj, a, y);
         }
   }
+}
+
+// store_interior's stores of one pair of column groups for one row half (for_each_pair's f).
+template <int MI, int OUT>
+struct InteriorStore {
+  unsigned char* (&rowp)[MI][2];
+  bool odd;
+  __device__ __forceinline__ void operator()(int i, int h, int j, const int (&a)[2][2], const float (&y)[2][2]) const {
+    if constexpr (out_bytes<OUT>() == 2) {
+      // Columns 8j..8j+15 of the row: even lanes keep group j's pair and take their
+      // neighbour's; odd lanes take their neighbour's group j + 1 pair and keep theirs.
+      const unsigned p0 = pack_half2<OUT>(y[0][0], y[0][1]), p1 = pack_half2<OUT>(y[1][0], y[1][1]);
+      const unsigned got = __shfl_xor_sync(0xffffffffu, odd ? p0 : p1, 1);
+      *reinterpret_cast<uint2*>(rowp[i][h] + 16 * j) = odd ? make_uint2(got, p1) : make_uint2(p0, got);
+    } else {
+#pragma unroll
+      for (int g = 0; g < 2; ++g) {
+        unsigned char* p = rowp[i][h] + 32 * (j + g);
+        if constexpr (OUT == kOutI32)
+          *reinterpret_cast<int2*>(p) = make_int2(a[g][0], a[g][1]);
+        else
+          *reinterpret_cast<float2*>(p) = make_float2(y[g][0], y[g][1]);
+      }
+    }
+  }
+};
+
+// An interior tile (every row < M, every column < N, rows 8-byte aligned): no guards, one base
+// address per fragment row. 4-byte outputs leave in 8-byte pairs; 2-byte outputs swap a packed
+// pair with the neighbouring lane (wgmma_frag.h, wide_col) and leave in 8-byte quads, so each
+// row's four lanes write one whole 32-byte sector per store instead of half of two.
+template <int MI, int BN, bool PRE, int WSC, int OUT, int BIAS, int ASYM>
+__device__ __forceinline__ void store_interior(const I8gArgs& args, int (&acc)[MI][BN / 2],
+                                               const EpiOperands<MI, BN, PRE>& ops, long long row0, long long n0,
+                                               long long N, int t) {
+  constexpr bool WIDE = out_bytes<OUT>() == 2;
+  const bool odd = t & 1;
+  unsigned char* rowp[MI][2];
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long m = row0 + i * wg::kM + wg::d_row(t, 2 * h);
+      const long long n = n0 + (WIDE ? wg::wide_col(t) : wg::d_col(t, 0));
+      rowp[i][h] = static_cast<unsigned char*>(args.out) + (m * N + n) * out_bytes<OUT>();
+    }
+  InteriorStore<MI, OUT> st{rowp, odd};
+  for_each_pair<MI, BN, PRE, WSC, OUT, BIAS, ASYM>(args, acc, ops, n0, N, t, st);
 }
 
 // The epilogue of one warpgroup's accumulators: MI m64nBN instructions whose register r of

@@ -55,154 +55,12 @@
 #include "epilogue.cuh"
 #include "grid_order.cuh"
 #include "splitk.cuh"
-#include "wgmma.cuh"  // wgmma_s8, the wgmma fences and the descriptor/fragment maps
+#include "tma.cuh"         // tensor maps, TMA, mbarriers, clusters
+#include "tma_store.cuh"   // ES = 1: the output tile through shared memory and a TMA store
+#include "wgmma.cuh"       // wgmma_s8, the wgmma fences and the descriptor/fragment maps
 
 namespace i8g {
 namespace tma {
-
-// A CUtensorMap as cuTensorMapEncodeTiled writes it: 128 opaque bytes, 64-byte aligned (NVRTC
-// has no cuda.h; CUTLASS's TmaDescriptor is the same shape).
-struct alignas(64) Desc {
-  unsigned long long opaque[16];
-};
-
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-// Makes the initialized barriers visible to the async proxy (TMA) and the other threads; a
-// __syncthreads follows it before any use.
-__device__ __forceinline__ void mbar_fence_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
-// One arrival plus `bytes` expected from TMA copies that complete_tx on this barrier.
-__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Returns once the phase of parity `parity` has completed (a fresh barrier counts its parity-1
-// phase as completed, so the producer's first pass over the empty slots does not wait). The
-// suspend-time hint (up to 10 ms before the thread polls again, as CUTLASS's waits) was meant to
-// keep long waiters from spinning; on the H200 it changed neither time nor instruction count
-// (docs/wgmma_tma.md, session 8 run 3).
-constexpr unsigned kSuspendHintNs = 10000000;
-// SEM: "" (acquire at CTA scope, the default) or ".acquire.cluster".
-#define I8G_MBAR_WAIT(SEM)                                                   \
-  "{\n"                                                                      \
-  ".reg .pred done;\n"                                                       \
-  "WAIT:\n"                                                                  \
-  "mbarrier.try_wait.parity" SEM ".shared::cta.b64 done, [%0], %1, %2;\n"    \
-  "@!done bra WAIT;\n"                                                       \
-  "}\n"
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-  asm volatile(I8G_MBAR_WAIT("") ::"r"(bar), "r"(parity), "n"(kSuspendHintNs) : "memory");
-}
-// The same wait with acquire semantics at cluster scope, for a phase completed by another
-// block's st.async, whose complete_tx releases at cluster scope: the pattern of the PTX ISA and
-// of CUDA's st.async example. It adds an L1 invalidation (CCTL.IVALL) per wait; K pairs wait
-// this way once per tile.
-__device__ __forceinline__ void mbar_wait_cluster(unsigned bar, unsigned parity) {
-  asm volatile(I8G_MBAR_WAIT(".acquire.cluster") ::"r"(bar), "r"(parity), "n"(kSuspendHintNs) : "memory");
-}
-#undef I8G_MBAR_WAIT
-
-// --- thread-block clusters (CM > 1) ---------------------------------------------------------
-// This block's rank in its cluster, the cluster's index in the grid and the number of clusters
-// (along x: the launch's clusters are {CM, 1, 1}).
-__device__ __forceinline__ unsigned cluster_rank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ unsigned cluster_index() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ unsigned cluster_count() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
-  return r;
-}
-// The shared::cluster address of the same offset as this block's shared::cta address `addr` in
-// block `rank` of the cluster.
-__device__ __forceinline__ unsigned map_to_rank(unsigned addr, unsigned rank) {
-  unsigned r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
-  return r;
-}
-// One arrival on a barrier of another block of the cluster (`bar` from map_to_rank). Default
-// semantics (release at CTA scope), as CUTLASS's consumer release: what it orders is the
-// wgmma reads of a stage (async proxy, completed by wgmma.wait_group) before the other block's
-// TMA overwrites the stage, which the barrier itself sequences; a .release.cluster arrive
-// compiles to MEMBAR.ALL.GPU, and the matching .acquire.cluster wait to CCTL.IVALL (the whole
-// L1 invalidated), on every K tile.
-__device__ __forceinline__ void mbar_arrive_remote(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Every non-exited thread of the cluster arrives, then waits for the others. After the barriers'
-// initialization (fence.mbarrier_init.release.cluster by the initializing thread orders it; the
-// arrive can be relaxed, the pattern the PTX ISA gives), executed by whole warps (`aligned`) ...
-__device__ __forceinline__ void cluster_sync_after_init() {
-  asm volatile(
-      "barrier.cluster.arrive.relaxed.aligned;\n"
-      "barrier.cluster.wait.acquire.aligned;\n" ::
-          : "memory");
-}
-// ... and at the end, by any thread on its own (a warp may hold a single thread there), every
-// earlier access of the thread (its remote arrivals) released to the cluster.
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile(
-      "barrier.cluster.arrive.release;\n"
-      "barrier.cluster.wait.acquire;\n" ::
-          : "memory");
-}
-
-// Four words into another block's shared memory (`addr` from map_to_rank, 16-byte aligned),
-// their bytes counted on that block's barrier `bar` (also from map_to_rank).
-__device__ __forceinline__ void store_remote(unsigned addr, int a, int b, int c, int d, unsigned bar) {
-  asm volatile(
-      "st.async.weak.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(addr),
-      "r"(a), "r"(b), "r"(c), "r"(d), "r"(bar)
-      : "memory");
-}
-
-__device__ __forceinline__ void prefetch_map(const Desc* map) {
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
-}
-// One box of a 2-D map into shared memory at `dst`, its bytes counted on `bar`; coordinates in
-// elements, innermost (k) first.
-__device__ __forceinline__ void load_box(unsigned dst, const Desc* map, unsigned bar, int inner, int outer) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
-          dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(inner), "r"(outer)
-      : "memory");
-}
-
-// The same box into the same offset `dst` of every block of the cluster in `mask` (bit r: rank
-// r), its bytes counted on the barrier at offset `bar` of each of them.
-__device__ __forceinline__ void load_box_multicast(unsigned dst, const Desc* map, unsigned bar, int inner, int outer,
-                                                   unsigned short mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, "
-      "%4}], [%2], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(inner), "r"(outer), "h"(mask)
-      : "memory");
-}
-
-template <int REGS>
-__device__ __forceinline__ void lower_registers() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
-}
-template <int REGS>
-__device__ __forceinline__ void raise_registers() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
-}
-
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
 
 // A work unit: one K slice of one tile. Unit u of tiles * SPLIT_K is slice u % SPLIT_K of tile
 // u / SPLIT_K, so the slices of a tile are neighbours in the walk: they run at the same time on
@@ -226,12 +84,11 @@ __device__ __forceinline__ Unit unit_of(int u, int ktiles) {
 
 }  // namespace tma
 
-template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int CK, int SPLIT_K, long long N_, long long K_, int ACT,
-          int WSC,
-          int OUT, int BIAS, int ASYM>
+template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int CK, int SPLIT_K, int ES, long long N_,
+          long long K_, int ACT, int WSC, int OUT, int BIAS, int ASYM>
 __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     wgmma_tma_kernel(const __grid_constant__ I8gArgs args, const __grid_constant__ tma::Desc xmap,
-                     const __grid_constant__ tma::Desc wmap) {
+                     const __grid_constant__ tma::Desc wmap, const __grid_constant__ tma::Desc omap) {
   constexpr int BK = wg::kRowBytes;        // one 128-byte swizzle row of k per tile row
   constexpr int RM = PP ? BM : BM / 2;     // rows per consumer warpgroup
   constexpr int MI = RM / wg::kM;          // m64 instructions per consumer
@@ -257,6 +114,8 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   static_assert(CK == 1 || CK == 2, "CK: 1 no K pair, 2 a cluster of two blocks, each over half of K");
   static_assert(CK == 1 || (CM == 1 && SPLIT_K == 1), "a K pair neither clusters along M nor splits K");
   static_assert(K_ % 16 == 0, "K must be a multiple of 16 (the tensor map's row stride)");
+  static_assert(ES == 0 || (ES == 1 && SPLIT_K == 1 && CK == 1 && out_bytes<OUT>() == 2 && BN % kStorePanelCols == 0),
+                "ES: the staged TMA store is for unsplit tiles of 2-byte outputs, BN a multiple of 64");
   static_assert(A_BYTES % wg::kAtomBytes == 0 && STAGE_BYTES % wg::kAtomBytes == 0 && W_BOX_BYTES % wg::kAtomBytes == 0,
                 "every tile, and each block's share of the w tile, starts on a 1024-byte boundary (the 128B "
                 "swizzle pattern)");
@@ -268,8 +127,9 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   extern __shared__ __align__(1024) unsigned char smem[];
   const unsigned base = (smem_addr(smem) + wg::kAtomBytes - 1) & ~unsigned(wg::kAtomBytes - 1);
   // K pairs (CK = 2): each consumer's exchange buffer, RM x BN int32 (rank 1's partial sums,
-  // read by rank 0), between the ring and the barriers.
-  constexpr int XBUF_ONE = CK > 1 ? RM * BN * 4 : 0;
+  // read by rank 0), between the ring and the barriers; ES: each consumer's staging buffer for
+  // the output tile (tma_store.cuh). Never both.
+  constexpr int XBUF_ONE = CK > 1 ? RM * BN * 4 : ES ? store_buffer_bytes(RM, BN) : 0;
   const unsigned xbuf = base + STAGES * STAGE_BYTES;
   const unsigned bars = xbuf + 2 * XBUF_ONE;
   auto full = [&](int s) { return bars + 8u * unsigned(s); };
@@ -352,6 +212,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     tma::mbar_fence_init();
     tma::prefetch_map(&xmap);
     tma::prefetch_map(&wmap);
+    if (ES && reinterpret_cast<unsigned long long>(args.out) % 16 == 0) tma::prefetch_map(&omap);  // encoded
   }
   // No block of a cluster may multicast into, or arrive on, the other's barriers before they are
   // initialized: the whole cluster meets once here.
@@ -411,6 +272,8 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     if (CM > 1) tma::mbar_arrive_remote(tma::map_to_rank(empty(s), rank ^ 1u));
   };
   int acc[MI][R];
+  // ES: the host encoded the output map (the output 16-byte aligned); else stores from registers.
+  const bool staged = ES && reinterpret_cast<unsigned long long>(args.out) % 16 == 0;
   int stage = 0;
   unsigned phase = 0;
   // Ping-pong: skip the K tiles of unit u in the ring (the other consumer's unit).
@@ -513,9 +376,19 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     // Epilogue: register r of instruction i holds row c*RM + 64*i + d_row(t, r) and column
     // d_col(t, r) of the tile (wgmma_frag.h), as in the wgmma family. A cluster's tile past the
     // last tile row (odd tiles_m) has nothing to store.
-    if (CM == 1 || tm < tiles_m)
-      store_tile<MI, BN, PRE_EPI, WSC, OUT, BIAS, ASYM>(args, acc, ops, row0, (long long)tn * BN, M, N, t);
+    if (CM > 1 && tm >= tiles_m) continue;
+    if constexpr (ES) {
+      if (staged) {
+        store_tile_tma<MI, BN, PRE_EPI, WSC, OUT, BIAS, ASYM>(args, acc, ops, &omap, xbuf + unsigned(c * XBUF_ONE),
+                                                              int(row0), tn * BN, N, t, 1 + c);
+        continue;
+      }
+    }
+    store_tile<MI, BN, PRE_EPI, WSC, OUT, BIAS, ASYM>(args, acc, ops, row0, (long long)tn * BN, M, N, t);
   }
+  // ES: the last store has read this consumer's buffer before the block may exit (its global
+  // writes complete with the grid).
+  if (ES && staged && t == 0) tma::store_wait_read();
   // With a cluster, no block exits while the other may still arrive on its empty barriers (the
   // other's consumers release every stage here too, up to their last K tile) or multicast into
   // its ring: every remaining thread of both blocks meets here once its role is done. (Loads

@@ -32,7 +32,7 @@ struct TuneFlags {
   ShapeFlags shapes;
   ProblemFlags problem;
   bool compile_only = false;
-  bool experimental_wgmma = false, resume = false;
+  bool experimental_wgmma = false, experimental_staged_store = false, resume = false;
   std::string arch, cache, filter, m = "1,16,256,4096", shard, devices;
   std::vector<std::string> argv;  // the whole command line (--devices starts one job per device with it)
   int jobs = 0, device = 0, samples = 50;
@@ -89,6 +89,7 @@ void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<Name
   {
     Target ft = t;
     ft.experimental_wgmma = o.experimental_wgmma;
+    ft.experimental_staged_store = o.experimental_staged_store;
     filtered_specs(problems, ft, o.filter);  // a --filter that keeps nothing stops here
   }
   // Tuning runs the cache's binaries on the GPU: as serving does, refuse one others can write.
@@ -100,6 +101,7 @@ void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<Name
   to.filter = o.filter;
   to.jobs = o.jobs;
   to.experimental_wgmma = o.experimental_wgmma;
+  to.experimental_staged_store = o.experimental_staged_store;
   to.resume = o.resume;
   to.plan.samples = o.samples;
   fmt::print("{} ({} SMs, {}), driver {}, cache {}\n", engine->device().name, t.sm_count, t.arch,
@@ -247,6 +249,7 @@ void run_tune(const TuneFlags& o) {
   parse_m_list(o.m);  // unused without a GPU, but a malformed list is still an error
   Target target = Target::from_arch(o.arch);
   target.experimental_wgmma = o.experimental_wgmma;
+  target.experimental_staged_store = o.experimental_staged_store;
   const std::vector<NamedShape> shapes = o.shapes.resolve();
   std::vector<GemmProblem> problems;
   for (const NamedShape& s : shapes) problems.push_back(o.problem.make(s));  // all valid first
@@ -332,6 +335,9 @@ void setup_tune(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_flag("--experimental-wgmma", opts->experimental_wgmma,
                 "also try the experimental cp.async wgmma family (sm_90a; slower than wgmma_tma, which "
                 "is always tried there; every candidate is verified bit-exact before it is timed)");
+  cmd->add_flag("--experimental-staged-store", opts->experimental_staged_store,
+                "also try wgmma_tma's staged-store twins (_es1: the output tile through shared memory and a "
+                "TMA store; sm_90a, bf16/f16 outputs; experimental: exact on the H200, not yet faster; verified bit-exact before timed)");
   cmd->add_option("--arch", opts->arch, "target arch, e.g. sm_90a, sm_80 (default: the GPU's)");
   add_cache_option(*cmd, opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   cmd->add_option("--filter", opts->filter, "only kernels whose name matches this regex");

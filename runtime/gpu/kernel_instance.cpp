@@ -101,7 +101,7 @@ void KernelInstance::launch_into(const I8gArgs& a, CUstream stream, int* workspa
   args.workspace = workspace;
   const LaunchShape s = launch_shape(spec_, a.m, sm_count_);
   OperandMaps maps;
-  void* params[] = {&args, &maps.x, &maps.w};
+  void* params[] = {&args, &maps.x, &maps.w, &maps.out};
   if (tma_operands_) maps = operand_tensor_maps(spec_, args);
   const SplitKCounters c = splitk_counters(spec_, a.m);
   const bool clear = clear_counters && c.blocks > 0;

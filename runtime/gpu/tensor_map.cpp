@@ -30,11 +30,33 @@ CUtensorMap operand_tensor_map(const void* base, int64_t rows, int64_t k, int bo
   return map;
 }
 
+CUtensorMap output_tensor_map(void* base, int64_t rows, int64_t cols, int box_rows) {
+  const char* rule = nullptr;
+  if (reinterpret_cast<uintptr_t>(base) % 16) rule = "the output's address is not 16-byte aligned";
+  else if (cols <= 0 || cols % 8) rule = "N is not a positive multiple of 8 (the row stride must be of 16 bytes)";
+  else if (rows <= 0 || rows > (int64_t(1) << 32) || cols > (int64_t(1) << 32)) rule = "a dimension is past 2^32";
+  else if (box_rows <= 0 || box_rows > 256) rule = "a box has at most 256 rows";
+  if (rule)
+    throw Error(ErrorKind::invalid_argument, "tensor map",
+                fmt::format("{} (rows={}, cols={}, box 64x{} 2-byte outputs)", rule, rows, cols, box_rows));
+  CUtensorMap map{};
+  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(cols) * 2};
+  const cuuint32_t box[2] = {64, cuuint32_t(box_rows)};  // 128 bytes: one swizzle row
+  const cuuint32_t elem_strides[2] = {1, 1};
+  check_cu(driver().cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, base, dims, strides, box,
+                                           elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                           CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+           "cuTensorMapEncodeTiled");
+  return map;
+}
+
 OperandMaps operand_tensor_maps(const KernelSpec& spec, const I8gArgs& a) {
   const TmaBoxRows box = tma_box_rows(spec.config, a.m);
-  OperandMaps m;
+  OperandMaps m{};
   m.x = operand_tensor_map(a.x, a.m, a.k, box.x);
   m.w = operand_tensor_map(a.w, a.n, a.k, box.w);
+  if (box.out > 0 && reinterpret_cast<uintptr_t>(a.out) % 16 == 0) m.out = output_tensor_map(a.out, a.m, a.n, box.out);
   return m;
 }
 

@@ -17,10 +17,17 @@ namespace i8g {
 // over 256 rows, ...) before the driver would answer CUDA_ERROR_INVALID_VALUE.
 CUtensorMap operand_tensor_map(const void* base, int64_t rows, int64_t k, int box_rows);
 
-// The two maps a launch of `spec` takes: x ({K, M}, a.m rows) and w ({K, N}), with the box rows
-// the kernel loads (tma_box_rows: x bm or M, w bn / cluster_m).
+// The 2-byte [rows, cols] output as a 2-D UINT16 map {cols, rows}, boxes of {64 columns,
+// box_rows rows}, 128-byte swizzle: what templates/tma_store.cuh stores from shared memory.
+// Throws Error as operand_tensor_map does (the caller checks the base's alignment first).
+CUtensorMap output_tensor_map(void* base, int64_t rows, int64_t cols, int box_rows);
+
+// The maps a launch of `spec` takes: x ({K, M}, a.m rows) and w ({K, N}), with the box rows
+// the kernel loads (tma_box_rows: x bm or M, w bn / cluster_m); and, for a staged-store kernel
+// (config.epilogue_store) whose output is 16-byte aligned, the output's ({N, M}, boxes of the
+// consumers' rows); zero bytes otherwise (the kernel then stores from registers).
 struct OperandMaps {
-  CUtensorMap x, w;
+  CUtensorMap x, w, out;
 };
 OperandMaps operand_tensor_maps(const KernelSpec& spec, const I8gArgs& a);
 

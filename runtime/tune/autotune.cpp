@@ -84,6 +84,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
   I8G_CU(cuCtxSetCurrent(engine.context()));
   Target t = engine.device().target;
   t.experimental_wgmma = opt.experimental_wgmma;  // changes the candidates, not any cache key
+  t.experimental_staged_store = opt.experimental_staged_store;
   const std::unique_ptr<Compiler> compiler = make_compiler(t);
   std::vector<BucketResult> results;
   std::vector<int64_t> ms;

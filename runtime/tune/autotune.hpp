@@ -25,6 +25,7 @@ struct TuneOptions {
   double prune_factor = 4.0;  // a candidate this much slower than the best in a probe is not fully timed
   int jobs = 0;               // parallel compiles
   bool experimental_wgmma = false;  // also race the wgmma family (sm_90a; Target::experimental_wgmma)
+  bool experimental_staged_store = false;  // also race wgmma_tma's staged-store twins (Target's flag)
   // Skip the M buckets whose winner the cache already holds for this device, compiler and
   // generator (an interrupted tune carries on where it stopped); their results carry `stored`.
   bool resume = false;

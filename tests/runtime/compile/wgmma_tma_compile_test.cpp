@@ -6,6 +6,7 @@
 // (tests/gpu/wgmma_tma_test.cpp, and a tune verifies every candidate first). Split-K configs
 // compile to the same checks plus the reduction's atomic (ATOMG), which unsplit ones lack. Where
 // the epilogue's operands fit in registers they are loaded before the main loop (SASS order).
+// Staged-store configs hold stmatrix (STSM) and a TMA store (UTMASTG); the others neither.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -26,6 +27,7 @@ namespace {
 Target hopper() {
   Target t = Target::from_arch("sm_90a");
   t.experimental_wgmma = true;
+  t.experimental_staged_store = true;  // the staged-store twins compile and are checked too
   return t;
 }
 
@@ -83,6 +85,13 @@ void compile_and_check(const std::vector<KernelSpec>& specs, bool print) {
             EXPECT_EQ(cluster_arrive, cluster_wait) << spec.name();
             EXPECT_LE(text_count(r.sass, "MEMBAR.ALL.GPU"), cluster_arrive) << spec.name();
             EXPECT_LE(text_count(r.sass, "CCTL.IVALL"), cluster_wait) << spec.name();
+          }
+          // The staged store (templates/tma_store.cuh): stmatrix into the buffer, a TMA store out.
+          if (spec.config.epilogue_store) {
+            EXPECT_GT(sass_count(r, "STSM"), 0) << spec.name() << " stages no output through stmatrix";
+            EXPECT_GT(sass_count(r, "UTMASTG"), 0) << spec.name() << " has no TMA store";
+          } else {
+            EXPECT_EQ(sass_count(r, "STSM") + sass_count(r, "UTMASTG"), 0) << spec.name();
           }
           if (spec.config.split_k > 1) {
             EXPECT_GT(sass_count(r, "ATOMG"), 0) << spec.name() << " has no split-K arrival counter";
@@ -164,8 +173,9 @@ TEST(WgmmaTma, EveryEpilogueOptionCompilesWithTails) {
 }
 
 // The 2x1 cluster configs (cm2) with N and K tails and the heaviest epilogue operands (bias,
-// asymmetric zero points: the most registers), and per-tensor scales; every TP4 cm2 candidate
-// compiles in the test above.
+// asymmetric zero points: the most registers), and per-tensor scales, and the staged-store
+// configs with the heaviest operands; every TP4 cm2 and staged candidate compiles in the test
+// above.
 TEST(WgmmaTma, ClusterConfigsCompileWithTails) {
   std::vector<KernelSpec> specs;
   const GemmProblem heavy{1000, 4080, WeightLayout::nk, ActScale::per_token, WeightScale::per_channel, OutType::f32,
@@ -174,7 +184,14 @@ TEST(WgmmaTma, ClusterConfigsCompileWithTails) {
   for (const GemmProblem& p : {heavy, tensor})
     for (const KernelSpec& s : tma_candidates(p))
       if (s.config.cluster_m == 2) specs.push_back(s);
-  ASSERT_EQ(specs.size(), 6u) << "sc2 128x128, sc1 256x128 and sc2 64x256 of each";
+  ASSERT_EQ(specs.size(), 8u) << "sc2 128x128, sc1 256x128 and sc2 64x256 of each, and the staged-store twins of "
+                                 "the ping-pong two for the bf16 problem";
+  // The staged stores (2-byte outputs only) with the heaviest epilogue operands, clustered or not.
+  GemmProblem heavy16 = heavy;
+  heavy16.out = OutType::bf16;
+  for (const KernelSpec& s : tma_candidates(heavy16))
+    if (s.config.epilogue_store) specs.push_back(s);
+  ASSERT_EQ(specs.size(), 12u);
   compile_and_check(specs, true);
 }
 
