@@ -258,17 +258,28 @@ TEST_F(WgmmaTma, NarrowTilesAreExactOverTailsAndEveryEpilogueOption) {
 // the kernel stores from registers.
 TEST_F(WgmmaTma, StagedStoresAreExactOverEveryTwoByteOptionAndFallBackForAnUnalignedOutput) {
   int runs = 0, exact = 0;
+  struct Case {
+    i8gemm_problem p;
+    int64_t m;
+    std::vector<KernelSpec> staged;
+  };
+  std::vector<Case> cases;
+  std::vector<KernelSpec> all;
   for (i8gemm_out o : {I8GEMM_OUT_BF16, I8GEMM_OUT_F16})
     for (int flags = 0; flags < 4; ++flags)
       for (const auto& [k, m] : {std::pair<int64_t, int64_t>{4080, 77}, {384, 4100}}) {
-        const i8gemm_problem p = make_problem(1000, k, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TOKEN,
-                                              I8GEMM_SCALE_PER_CHANNEL, o, flags & 1, flags & 2);
-        std::vector<KernelSpec> staged;
-        for (const KernelSpec& s : specs(to_gemm_problem(p)))
-          if (s.config.epilogue_store) staged.push_back(s);
-        ASSERT_EQ(staged.size(), 4u) << "ping-pong 128x128 and 64x256, each with and without cm2";
-        check_all(p, staged, {m}, runs, exact);
+        Case c{make_problem(1000, k, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TOKEN, I8GEMM_SCALE_PER_CHANNEL, o,
+                            flags & 1, flags & 2),
+               m,
+               {}};
+        for (const KernelSpec& s : specs(to_gemm_problem(c.p)))
+          if (s.config.epilogue_store) c.staged.push_back(s);
+        ASSERT_EQ(c.staged.size(), 4u) << "ping-pong 128x128 and 64x256, each with and without cm2";
+        all.insert(all.end(), c.staged.begin(), c.staged.end());
+        cases.push_back(std::move(c));
       }
+  precompile(all);  // the 64 kernels at once
+  for (const Case& c : cases) check_all(c.p, c.staged, {c.m}, runs, exact);
   const i8gemm_problem p = make_problem(1000, 4080);
   Expected e = expected(p, 300);
   Stream s;
