@@ -36,6 +36,12 @@ struct TuneFlags {
   std::string arch, cache, filter, m = "1,16,256,4096", shard, devices;
   std::vector<std::string> argv;  // the whole command line (--devices starts one job per device with it)
   int jobs = 0, device = 0, samples = 50;
+  // `t` with the experimental candidate sets these flags ask for.
+  Target with_experiments(Target t) const {
+    t.experimental_wgmma = experimental_wgmma;
+    t.experimental_staged_store = experimental_staged_store;
+    return t;
+  }
 };
 
 // The regex of --filter, or none; throws Error for one that does not compile.
@@ -86,12 +92,7 @@ void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<Name
   const Target& t = engine->device().target;
   if (!o.arch.empty() && Target::from_arch(o.arch).arch != t.arch)
     throw Error("tune", fmt::format("--arch {} does not match the GPU ({} is {})", o.arch, engine->device().name, t.arch));
-  {
-    Target ft = t;
-    ft.experimental_wgmma = o.experimental_wgmma;
-    ft.experimental_staged_store = o.experimental_staged_store;
-    filtered_specs(problems, ft, o.filter);  // a --filter that keeps nothing stops here
-  }
+  filtered_specs(problems, o.with_experiments(t), o.filter);  // a --filter that keeps nothing stops here
   // Tuning runs the cache's binaries on the GPU: as serving does, refuse one others can write.
   if (const std::string untrusted = untrusted_cache_reason(resolve_cache_path(o.cache)); !untrusted.empty())
     throw Error("tune", untrusted);
@@ -247,9 +248,7 @@ void run_tune(const TuneFlags& o) {
   }
   if (o.arch.empty()) throw Error("tune", "--compile-only needs --arch (e.g. --arch sm_90a)");
   parse_m_list(o.m);  // unused without a GPU, but a malformed list is still an error
-  Target target = Target::from_arch(o.arch);
-  target.experimental_wgmma = o.experimental_wgmma;
-  target.experimental_staged_store = o.experimental_staged_store;
+  const Target target = o.with_experiments(Target::from_arch(o.arch));
   const std::vector<NamedShape> shapes = o.shapes.resolve();
   std::vector<GemmProblem> problems;
   for (const NamedShape& s : shapes) problems.push_back(o.problem.make(s));  // all valid first

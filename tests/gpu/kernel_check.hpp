@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "generator/generator.hpp"
 #include "cache/cache.hpp"
+#include "generator/generator.hpp"
 #include "runtime/capi/capi_args.hpp"
 #include "runtime/compile/compiler.hpp"
 #include "runtime/serve/engine.hpp"
