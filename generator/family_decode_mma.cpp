@@ -7,7 +7,8 @@
 // schedule (named only where it is 1): 0 stages the chunks in registers, 1 in a shared-memory
 // ring fed by cp.async with whole row pieces per copy (decode_frag.h).
 // A tune races it only in the M bucket whose rows one bm tile holds with the least padding
-// (races_at); untuned, it serves M <= 16 on sm_90 (serves_untuned). docs/decode_mma.md.
+// (races_at); untuned, it serves M <= 16 on sm_90 and M = 17..32 for N of 768..4096 on sm_90a
+// (serves_untuned). docs/decode_mma.md.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -195,11 +196,22 @@ bool prefers_shared_ring(const GemmProblem& p, const KernelConfig& c, const Targ
   return ring.bk > 0 && (p.n + c.bn - 1) / c.bn <= int64_t(t.sm_count) * blocks_per_sm(ring, t);
 }
 
+// From M = 17 to 32 on sm_90a (where wgmma_tma's untuned tile serves otherwise), the bm-32 tile
+// in the shared-memory ring where N is 768 to 4096 and K >= 4096: in the H200 tunes of session
+// 25 (call 1, M = 32, graph medians) it took 4.29 us on 768 x 4096 against 5.83 for wgmma_tma's
+// untuned 64 x 48, 5.57 against 6.29 on 2560 x 4096 and 17.68 against 17.88 on 4096 x 14336,
+// and lost where N is larger (6144 x 4096 11.35 against 9.38, 8192 x 8192 21.60 against 19.83,
+// 28672 x 4096 39.76 against 32.83: there the tune's wider decode tiles or wgmma_tma win).
+bool serves_mid_untuned(const GemmProblem& p, const Target& t, int64_t m) {
+  constexpr int64_t kMinRows = 17, kMaxRows = 32, kMinN = 768, kMaxN = 4096;
+  return t.arch == "sm_90a" && m >= kMinRows && m <= kMaxRows && p.n >= kMinN && p.n <= kMaxN;
+}
+
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
   constexpr int64_t kMaxUntunedRows = 16, kMinK = 4096;
-  return t.sm == 90 && m <= kMaxUntunedRows && p.n >= int64_t(c.bn) * t.sm_count && p.k >= kMinK &&
-         c.bm == row_tile(m) && c.bn == 16 && c.split_k == 1 && c.warps_k == 4 &&
-         (c.schedule == kSharedRing) == prefers_shared_ring(p, c, t);
+  const bool rows_fit = m <= kMaxUntunedRows ? p.n >= int64_t(c.bn) * t.sm_count : serves_mid_untuned(p, t, m);
+  return t.sm == 90 && rows_fit && p.k >= kMinK && c.bm == row_tile(m) && c.bn == 16 && c.split_k == 1 &&
+         c.warps_k == 4 && (c.schedule == kSharedRing) == prefers_shared_ring(p, c, t);
 }
 
 std::vector<TemplateArg> template_args(const KernelSpec& s) {
@@ -223,7 +235,7 @@ const FamilyInfo& decode_mma_family() {
     f.name_fields = {ConfigField::warps_k, ConfigField::stages, ConfigField::split_k};
     f.optional_name_fields = {ConfigField::schedule};  // "_sc1": the shared-memory ring
     f.splits_k = true;
-    f.untuned_rank = 4;  // above wgmma_tma and mma_sync, where serves_untuned accepts (sm_90, M <= 16)
+    f.untuned_rank = 4;  // above wgmma_tma and mma_sync, where serves_untuned accepts (sm_90, M <= 16; sm_90a to 32)
     f.serves_untuned = serves_untuned;
     f.races_at = races_at;
     f.unsupported = unsupported;

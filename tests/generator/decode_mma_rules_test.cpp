@@ -432,7 +432,8 @@ TEST(DecodeMmaEmit, SourceAndNameRoundTrip) {
 // (bm 8 to M = 8, bm 16 to 16; 4 warps, 16 weight rows, no split; bm 16 in the shared-memory
 // ring, bm 8 there only where its column tiles fit one wave of the ring's blocks) where N fills
 // the SMs with 16-wide tiles and K >= 4096, wgmma_tma from 17; elsewhere (not measured there)
-// never decode_mma.
+// never decode_mma. From 17 to 32 rows on sm_90a it is the bm-32 tile in the shared-memory ring
+// where N is 768..4096 (K >= 4096), wgmma_tma above 32 rows and where N is larger.
 TEST(DecodeMmaRules, TheUntunedDefaultTakesItUpToSixteenRowsOnSm90Only) {
   const Target h = Target::from_arch("sm_90a");
   for (const GemmProblem& p : kTargets) {
@@ -449,10 +450,25 @@ TEST(DecodeMmaRules, TheUntunedDefaultTakesItUpToSixteenRowsOnSm90Only) {
       EXPECT_EQ(c.split_k, 1);
       EXPECT_TRUE(raced_at({p, c, h.arch}, m)) << "the default is one of the bucket's raced configs";
     }
-    EXPECT_EQ(heuristic_default(p, h, 17).family, Family::wgmma_tma) << p.key();
-    EXPECT_EQ(heuristic_default(p, h, 32).family, Family::wgmma_tma) << p.key();
+    const Family mid = p.n <= 4096 ? Family::decode_mma : Family::wgmma_tma;
+    for (int64_t m : {17, 24, 32}) {
+      const KernelConfig c = heuristic_default(p, h, m);
+      EXPECT_EQ(c.family, mid) << p.key() << " M=" << m;
+      if (c.family != Family::decode_mma) continue;
+      EXPECT_EQ(KernelSpec({p, c, h.arch}).name().substr(KernelSpec({p, c, h.arch}).name().find("_bm")),
+                "_bm32_bn16_bk128_wk4_s3_sk1_sc1")
+          << p.key() << " M=" << m << ": the config the H200 timed (session 25)";
+      EXPECT_TRUE(raced_at({p, c, h.arch}, m));
+    }
+    EXPECT_EQ(heuristic_default(p, h, 33).family, Family::wgmma_tma) << p.key();
     EXPECT_EQ(heuristic_default(p, h, 64).family, Family::wgmma_tma) << p.key();
   }
+  // 768 x 4096 from 17 to 32 rows (measured there), not 384 x 4096 (not measured); sm_90 without
+  // the arch-specific target keeps mma_sync above 16 rows (wgmma_tma is sm_90a only).
+  EXPECT_EQ(heuristic_default(GemmProblem{768, 4096}, h, 32).family, Family::decode_mma);
+  EXPECT_EQ(heuristic_default(GemmProblem{384, 4096}, h, 32).family, Family::wgmma_tma);
+  EXPECT_EQ(heuristic_default(GemmProblem{2560, 2048}, h, 32).family, Family::wgmma_tma) << "K below 4096";
+  EXPECT_NE(heuristic_default(kTargets[0], Target::from_arch("sm_90"), 32).family, Family::decode_mma);
   for (const char* arch : {"sm_80", "sm_89", "sm_100", "sm_120"})
     for (int64_t m : {1, 16}) {
       EXPECT_NE(heuristic_default(kTargets[0], Target::from_arch(arch), m).family, Family::decode_mma) << arch;

@@ -36,14 +36,17 @@ KernelConfig valid_config() {  // 1 warpgroup, 2 x m64, bn 128, 4 stages
 }
 
 // The untuned default takes the TMA family on sm_90a for [N,K] weights from M = 17 up where K
-// holds a whole 128-byte box; everywhere else the family before it.
+// holds a whole 128-byte box (but decode_mma's bm-32 tile from 17 to 32 rows where N is 768..4096
+// and K >= 4096: 768 x 4096 and 2560 x 4096 here); everywhere else the family before it.
 TEST(WgmmaRules, TheUntunedDefaultTakesTheTmaFamilyFromM17Up) {
   const Target t = hopper(false);
   auto family = [&](const GemmProblem& p, int64_t m) { return heuristic_default(p, t, m).family; };
   for (const GemmProblem& p : kTp4) {
+    const Family mid = p.n >= 768 && p.n <= 4096 && p.k >= 4096 ? Family::decode_mma : Family::wgmma_tma;
     EXPECT_NE(family(p, 16), Family::wgmma_tma) << p.key();
-    EXPECT_EQ(family(p, 17), Family::wgmma_tma) << p.key();
-    EXPECT_EQ(family(p, 32), Family::wgmma_tma) << p.key();
+    EXPECT_EQ(family(p, 17), mid) << p.key();
+    EXPECT_EQ(family(p, 32), mid) << p.key();
+    EXPECT_EQ(family(p, 33), Family::wgmma_tma) << p.key();
     EXPECT_EQ(family(p, 64), Family::wgmma_tma) << p.key();
     const KernelConfig c = heuristic_default(p, t, 1 << 20);
     EXPECT_EQ(c.schedule, 2) << "ping-pong: " << c;

@@ -173,8 +173,8 @@ TEST_F(SplitK, EveryCandidateOfATp4ShapeIsExact) {
 TEST_F(SplitK, AlternatingRowCountsShareOneBucketWorkspace) {
   if (!options().family.empty()) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
   const i8gemm_problem p = make_problem(768, 4096);
-  // Rows up to 16: from M = 17 up sm_90a's default is wgmma_tma, which does not split untuned
-  // (the M = 16 bucket of 768 x 4096 is mma_sync split-K).
+  // Rows up to 16: from M = 17 up sm_90a's default is decode_mma's bm-32 tile (to 32 rows) or
+  // wgmma_tma, neither split untuned (the M = 16 bucket of 768 x 4096 is mma_sync split-K).
   ASSERT_GT(split_of(prepare(p, 16, 16)), 1) << chosen(p, 16);
   int exact = 0;
   for (int64_t m : {1, 9, 2, 16, 1, 13, 7, 16, 3}) {
