@@ -25,4 +25,26 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 excl=()
 SANITIZE_EXCLUDE=${SANITIZE_EXCLUDE-}
 [ -n "$SANITIZE_EXCLUDE" ] && excl=(-E "$SANITIZE_EXCLUDE")
-ctest --test-dir build-asan --output-on-failure -j"$(nproc)" "${excl[@]}" "$@"
+# LeakSanitizer's own stop-the-world tracer sometimes crashes at a test's exit after the test
+# passed ("Tracer caught signal 11 ... LeakSanitizer has encountered a fatal error"; intermittent,
+# a known sanitizer runtime bug, google/sanitizers#1353; seen twice in session 25, on a test that
+# passed alone and in later full runs). That run checked nothing for leaks. When every failure of
+# the run is exactly that — no leak report, no ASan/UBSan report, no failed assertion, no timeout
+# — those tests run once more, and their second run decides; anything else fails as it is.
+log=build-asan/ctest-asan.log
+set +e
+ctest --test-dir build-asan --output-on-failure -j"$(nproc)" "${excl[@]}" "$@" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+tracer_only() {
+  local crashes failed
+  crashes=$(grep -c 'LeakSanitizer has encountered a fatal error' "$1" || true)
+  failed=$(grep -cE '^[[:space:]]*[0-9]+ - .+ \((Failed|SEGFAULT|Subprocess aborted|Child aborted|Timeout)\)$' "$1" || true)
+  [ "$crashes" -ge 1 ] && [ "$crashes" -eq "$failed" ] &&
+    ! grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|\[  FAILED  \]|\*\*\*Timeout' "$1"
+}
+if [ "$rc" -ne 0 ] && tracer_only "$log"; then
+  echo "sanitize.sh: every failure above is LeakSanitizer's tracer crashing after its test passed; running those tests once more"
+  ctest --test-dir build-asan --output-on-failure --rerun-failed && rc=0 || rc=$?
+fi
+exit "$rc"
