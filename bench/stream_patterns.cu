@@ -12,7 +12,7 @@
 //   rowwise one instruction covers 2 rows x 256 bytes (lane l: row 2i + l / 16, k = 16 (l % 16))
 //   packed  the 16 rows of a block stored tile by tile, so a warp's chunk is 16 x BK contiguous
 //           bytes and one instruction covers 512 of them (a pre-packed weight)
-#include <cuda_runtime.h>
+#include "stream_common.cuh"
 
 #include <algorithm>
 #include <cstdio>
@@ -20,28 +20,8 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t e = (x);                                                       \
-    if (e != cudaSuccess) {                                                    \
-      std::printf("CUDA %s at line %d\n", cudaGetErrorString(e), __LINE__);    \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
-
 enum Pattern { kFrag = 0, kFrag256 = 1, kRowwise = 2, kPacked = 3 };
 static const char* kNames[] = {"frag", "frag256", "rowwise", "packed"};
-
-__global__ void flat(const int4* __restrict__ p, size_t n16, int* out) {
-  int acc = 0;
-  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x, s = (size_t)gridDim.x * blockDim.x;
-#pragma unroll 4
-  for (; i < n16; i += s) {
-    int4 v = __ldg(p + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x7fffffff) out[0] = acc;
-}
 
 // 16 bytes, not allocated in L1; HINT adds the .L2::256B prefetch size.
 template <bool HINT>
@@ -108,37 +88,6 @@ struct Run {
   double us;
 };
 
-template <typename F>
-double time_graph(F launch, int nb, cudaStream_t st) {
-  const int reps = std::max(20, nb);
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-  for (int r = 0; r < reps; ++r) launch(r % nb);
-  CK(cudaStreamEndCapture(st, &g));
-  CK(cudaGraphInstantiate(&ge, g, 0));
-  for (int w = 0; w < 3; ++w) CK(cudaGraphLaunch(ge, st));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  std::vector<float> ts;
-  for (int s = 0; s < 20; ++s) {
-    CK(cudaEventRecord(e0, st));
-    CK(cudaGraphLaunch(ge, st));
-    CK(cudaEventRecord(e1, st));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    ts.push_back(ms * 1e3f / reps);
-  }
-  std::sort(ts.begin(), ts.end());
-  CK(cudaGraphExecDestroy(ge));
-  CK(cudaGraphDestroy(g));
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  return ts[ts.size() / 2];
-}
-
 template <int P, int WK, int BK, int S, int SK>
 void add(std::vector<Run>& runs, const std::vector<signed char*>& bufs, long long N, long long K, int* o,
          cudaStream_t st) {
@@ -187,21 +136,9 @@ int main(int argc, char** argv) {
   std::printf("shape,pattern,us,TBps,vs_flat\n");
   for (auto [N, K] : shapes) {
     const size_t bytes = size_t(N * K);
-    const int nb = int(std::max<size_t>(2, std::min<size_t>(64, (512ull << 20) / bytes + 1)));
-    std::vector<signed char*> bufs(nb);
-    for (auto& b : bufs) {
-      CK(cudaMalloc(&b, bytes));
-      CK(cudaMemset(b, 1, bytes));
-    }
+    std::vector<signed char*> bufs = rotation_buffers(bytes);
     std::vector<Run> runs;
-    double best_flat = 1e30;
-    for (int bps : {1, 2, 4, 8})
-      for (int thr : {256, 512, 1024}) {
-        if (bps * thr > 2048) continue;
-        const double us = time_graph(
-            [&](int b) { flat<<<sms * bps, thr, 0, st>>>((const int4*)bufs[b], bytes / 16, o); }, nb, st);
-        best_flat = std::min(best_flat, us);
-      }
+    const double best_flat = best_flat_us(bufs, bytes, sms, o, st);
     runs.push_back({"flat_best", best_flat});
     patterns<kFrag>(runs, bufs, N, K, o, st);
     patterns<kFrag256>(runs, bufs, N, K, o, st);
