@@ -18,6 +18,11 @@
 //   atoms      a pre-packed weight in a layout every tile width can read: [N/8][K/128][8 rows][128
 //              bytes] (1 KB atoms, the 128B swizzle's unit); a stage is R/8 cp.async.bulk of 1 KB
 //   atoms4d    the same layout through one 4-D map, box {128, 8, 1, R/8}: one TMA per stage
+//   xw         a GEMM stage at M = 32: an x box {128, 32 rows} of a 32 x K activation (in L2)
+//              and the w box {128, R}, as wgmma_tma's producer issues them (one K tile a stage)
+//   xw2        the same with two K tiles per stage (x, w of k and of k + 128)
+// Each runs with the mbarrier waits' suspend-time hint (templates/tma.cuh, as the kernels) and,
+// where marked nohint, with a plain try_wait loop.
 // Packed modes read ceil(N / R) * R rows (up to R - 1 rows more than the others); atoms modes
 // read the tiles' whole R / 8 atoms, also past N.
 #include <cuda.h>
@@ -30,9 +35,35 @@
 
 namespace {
 
-enum Mode { kBox128 = 0, kBox128Np, kBox128x2, kBox256, kPacked, kPacked2, kAtoms, kAtoms4d, kModes };
-const char* kModeNames[] = {"box128", "box128np", "box128x2", "box256", "packed", "packed2", "atoms", "atoms4d"};
-__host__ __device__ int stage_k_bytes(int mode) { return mode == kBox128x2 || mode == kBox256 || mode == kPacked2 ? 256 : 128; }
+enum Mode { kBox128 = 0, kBox128Np, kBox128x2, kBox256, kPacked, kPacked2, kAtoms, kAtoms4d, kXw, kXw2, kModes };
+const char* kModeNames[] = {"box128", "box128np", "box128x2", "box256", "packed",
+                            "packed2", "atoms",    "atoms4d",  "xw",     "xw2"};
+constexpr int kXRows = 32;
+__host__ __device__ int stage_k_bytes(int mode) {
+  return mode == kBox128x2 || mode == kBox256 || mode == kPacked2 || mode == kXw2 ? 256 : 128;
+}
+// A stage's bytes: R rows of w (and the x rows of the xw modes) over the stage's k bytes.
+__host__ __device__ int stage_bytes_of(int mode, int R) {
+  return (R + (mode == kXw || mode == kXw2 ? kXRows : 0)) * stage_k_bytes(mode);
+}
+
+__device__ __forceinline__ void wait_plain(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+__device__ __forceinline__ void wait(bool hint, unsigned bar, unsigned parity) {
+  if (hint)
+    i8g::tma::mbar_wait(bar, parity);
+  else
+    wait_plain(bar, parity);
+}
 
 __device__ __forceinline__ void bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
@@ -40,14 +71,15 @@ __device__ __forceinline__ void bulk_load(unsigned dst, const void* src, unsigne
                : "memory");
 }
 
-__global__ void __launch_bounds__(64) tma_stream(const __grid_constant__ i8g::tma::Desc map, const signed char* w,
+__global__ void __launch_bounds__(64) tma_stream(const __grid_constant__ i8g::tma::Desc map,
+                                                 const __grid_constant__ i8g::tma::Desc xmap, const signed char* w,
                                                  long long N, long long K, int R, int S, int mode, int spin,
-                                                 int* out) {
+                                                 bool hint, int* out) {
   extern __shared__ __align__(1024) unsigned char smem[];
   const unsigned base = unsigned(__cvta_generic_to_shared(smem));
   const unsigned bars = base, ring = base + 1024;  // full[s] at 16 s, empty[s] at 16 s + 8 (S <= 64)
   const int KB = stage_k_bytes(mode);
-  const unsigned stage_bytes = unsigned(R) * KB;
+  const unsigned stage_bytes = unsigned(stage_bytes_of(mode, R));
   const long long tiles = (N + R - 1) / R, ksteps = K / KB;
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
@@ -58,18 +90,28 @@ __global__ void __launch_bounds__(64) tma_stream(const __grid_constant__ i8g::tm
   }
   __syncthreads();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  long long it = 0;
+  // The ring position advances by one stage per K step (no division in the loop: a 64-bit
+  // remainder per stage cost ~400 cycles and bounded an earlier version of this program).
+  unsigned s = 0, ph = 0;
   int acc = 0;
   for (long long t = blockIdx.x; t < tiles; t += gridDim.x)
-    for (long long kt = 0; kt < ksteps; ++kt, ++it) {
-      const unsigned s = unsigned(it % S), ph = unsigned(it / S) & 1, dst = ring + s * stage_bytes;
+    for (long long kt = 0; kt < ksteps; ++kt, s = s + 1 == unsigned(S) ? 0 : s + 1, ph ^= s == 0 ? 1u : 0u) {
+      const unsigned dst = ring + s * stage_bytes;
       const unsigned full = bars + 16 * s, empty = full + 8;
       if (warp == 0) {
         if (lane != 0) continue;
-        i8g::tma::mbar_wait(empty, ph ^ 1);
+        wait(hint, empty, ph ^ 1);
         i8g::tma::mbar_arrive_expect_tx(full, stage_bytes);
         if (mode == kPacked || mode == kPacked2) {
           bulk_load(dst, w + (t * ksteps + kt) * stage_bytes, stage_bytes, full);
+        } else if (mode == kXw || mode == kXw2) {
+          const int kts = mode == kXw2 ? 2 : 1;
+          for (int j = 0; j < kts; ++j) {
+            const unsigned sub = dst + unsigned(j * (kXRows + R) * 128);
+            const int k = int(kt * KB) + 128 * j;
+            i8g::tma::load_box(sub, &xmap, full, k, 0);
+            i8g::tma::load_box(sub + kXRows * 128, &map, full, k, int(t * R));
+          }
         } else if (mode == kAtoms) {
           for (int a = 0; a < R / 8; ++a)
             bulk_load(dst + a * 1024, w + ((t * R / 8 + a) * ksteps + kt) * 1024, 1024, full);
@@ -87,7 +129,7 @@ __global__ void __launch_bounds__(64) tma_stream(const __grid_constant__ i8g::tm
           i8g::tma::load_box(dst, &map, full, int(kt * KB), int(t * R));
         }
       } else {
-        i8g::tma::mbar_wait(full, ph);
+        wait(hint, full, ph);
         int4 v;
         asm volatile("ld.shared.v4.s32 {%0, %1, %2, %3}, [%4];\n"
                      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
@@ -124,7 +166,7 @@ CUtensorMap weight_map(const signed char* w, long long N, long long K, int R, in
   }
   const cuuint64_t dims[2] = {cuuint64_t(K), cuuint64_t(N)};
   const cuuint64_t strides[1] = {cuuint64_t(K)};
-  const cuuint32_t box[2] = {cuuint32_t(mode == kBox256 ? 256 : 128), cuuint32_t(R)};
+  const cuuint32_t box[2] = {cuuint32_t(mode == kBox256 ? 256 : 128), cuuint32_t(R)};  // R: box rows
   const cuuint32_t es[2] = {1, 1};
   const CUresult r = cuTensorMapEncodeTiled(
       &m, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<signed char*>(w), dims, strides, box, es,
@@ -170,27 +212,39 @@ int main(int argc, char** argv) {
     std::vector<signed char*> bufs = rotation_buffers(padded);
     const double flat_us = best_flat_us(bufs, bytes, sms, o, st);
     std::printf("%lldx%lld,flat_best,,,,%.2f,%.3f,1.000\n", N, K, flat_us, bytes / flat_us / 1e6);
+    signed char* x;  // the xw modes' activation, kXRows x K (L2-resident after the first launch)
+    CK(cudaMalloc(&x, size_t(kXRows * K)));
+    CK(cudaMemset(x, 1, size_t(kXRows * K)));
+    i8g::tma::Desc xdesc;
+    {
+      const CUtensorMap m = weight_map(x, kXRows, K, kXRows, kBox128);
+      std::memcpy(&xdesc, &m, sizeof m);
+    }
     for (int R : {64, 80, 128})
       for (int mode = 0; mode < kModes; ++mode)
-        for (int spin : {0, 300}) {
-          if (spin && mode != kBox128 && mode != kPacked && mode != kAtoms4d) continue;
-          const int S = std::min(64, kRing / (R * stage_k_bytes(mode)));
-          std::vector<i8g::tma::Desc> maps(bufs.size());
-          for (size_t b = 0; b < bufs.size(); ++b) {
-            const CUtensorMap m = weight_map(bufs[b], N, K, R, mode);
-            static_assert(sizeof(m) == sizeof(i8g::tma::Desc), "a CUtensorMap is 128 bytes");
-            std::memcpy(&maps[b], &m, sizeof m);
+        for (int spin : {0, 300})
+          for (int hint = 1; hint >= 0; --hint) {
+            const bool gemm_like = mode == kXw || mode == kXw2;
+            if (spin && mode != kBox128 && mode != kPacked && mode != kAtoms4d && !gemm_like) continue;
+            if (!hint && mode != kBox128 && mode != kBox128x2 && !gemm_like) continue;
+            const int S = std::min(64, kRing / stage_bytes_of(mode, R));
+            std::vector<i8g::tma::Desc> maps(bufs.size());
+            for (size_t b = 0; b < bufs.size(); ++b) {
+              const CUtensorMap m = weight_map(bufs[b], N, K, R, gemm_like ? kBox128 : mode);
+              static_assert(sizeof(m) == sizeof(i8g::tma::Desc), "a CUtensorMap is 128 bytes");
+              std::memcpy(&maps[b], &m, sizeof m);
+            }
+            const int smem = 1024 + S * stage_bytes_of(mode, R);
+            const double us = time_graph(
+                [&](int b) {
+                  tma_stream<<<sms, 64, smem, st>>>(maps[b], xdesc, bufs[b], N, K, R, S, mode, spin, hint != 0, o);
+                },
+                int(bufs.size()), st);
+            CK(cudaGetLastError());
+            std::printf("%lldx%lld,%s%s,%d,%d,%d,%.2f,%.3f,%.3f\n", N, K, kModeNames[mode], hint ? "" : "_nohint", R,
+                        S, spin, us, bytes / us / 1e6, us / flat_us);
           }
-          const int smem = 1024 + S * R * stage_k_bytes(mode);
-          const double us = time_graph(
-              [&](int b) {
-                tma_stream<<<sms, 64, smem, st>>>(maps[b], bufs[b], N, K, R, S, mode, spin, o);
-              },
-              int(bufs.size()), st);
-          CK(cudaGetLastError());
-          std::printf("%lldx%lld,%s,%d,%d,%d,%.2f,%.3f,%.3f\n", N, K, kModeNames[mode], R, S, spin, us,
-                      bytes / us / 1e6, us / flat_us);
-        }
+    CK(cudaFree(x));
     for (auto& b : bufs) CK(cudaFree(b));
   }
   return 0;
