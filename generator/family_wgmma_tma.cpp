@@ -89,7 +89,8 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
   if (std::string why = split_invalid_reason(p, c); !why.empty()) return why;
   if (c.warpgroups != kConsumers)
     return fmt::format("{} warpgroups: wgmma_tma has {} consumer warpgroups", c.warpgroups, kConsumers);
-  if (c.bk != kRowBytes) return fmt::format("bk={}: wgmma_tma tiles are one 128-byte swizzle row (bk = 128)", c.bk);
+  if (c.bk != kRowBytes && c.bk != 2 * kRowBytes)
+    return fmt::format("bk={}: a wgmma_tma stage holds one or two 128-byte K tiles (bk = 128 or 256)", c.bk);
   if (c.schedule != kCooperative && c.schedule != kPingPong)
     return fmt::format("schedule={} (need {} cooperative or {} ping-pong)", c.schedule, kCooperative, kPingPong);
   if (c.schedule == kCooperative && c.bm != 128 && c.bm != 256)
@@ -304,6 +305,18 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
     if (KernelConfig dc = out[i]; deep_shape(dc) && (dc.stages = fitting_stages(dc, t)) > kPlainStages &&
                                   invalid_reason(p, dc, t).empty())
       out.push_back(dc);
+  // Two K tiles per stage (bk 256, KP = 2 in the template): a twin of every unclustered plain
+  // tile, with as deep a ring as fits (about half a deep ring's stages; a deep-ring variant's
+  // twin is its plain tile's).
+  const size_t deep = out.size();
+  for (size_t i = 0; i < deep; ++i) {
+    if (out[i].cluster_m != 1 || out[i].epilogue_store != 0) continue;
+    KernelConfig kc = out[i];
+    kc.bk = 2 * kRowBytes;
+    kc.stages = fitting_stages(kc, t);
+    if (kc.stages >= 2 && invalid_reason(p, kc, t).empty() && std::find(out.begin(), out.end(), kc) == out.end())
+      out.push_back(kc);
+  }
   for (size_t i = 0; i < plain; ++i)
     for (const KernelConfig& sc : split_variants(p, out[i], t)) out.push_back(sc);
   for (size_t i = 0; i < plain; ++i)
@@ -359,7 +372,7 @@ int64_t units(const GemmProblem& p, const KernelConfig& c, int64_t m) {
 // (neither measured as a default).
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target&, int64_t m) {
   constexpr int64_t kMinUntunedRows = 17;
-  return m >= kMinUntunedRows && p.k >= kRowBytes && untuned_tile(c) != nullptr && c.split_k == 1 &&
+  return m >= kMinUntunedRows && p.k >= kRowBytes && c.bk == kRowBytes && untuned_tile(c) != nullptr && c.split_k == 1 &&
          c.cluster_m == 1 && c.cluster_k == 1 && c.epilogue_store == 0 &&
          tiles(p, c, m) < (int64_t(1) << 30);
 }
@@ -380,7 +393,7 @@ std::vector<TemplateArg> template_args(const KernelSpec& s) {
   const KernelConfig& c = s.config;
   std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", kGroupM},
                                 {"PP", c.schedule == kPingPong ? 1 : 0}, {"CM", c.cluster_m}, {"CK", c.cluster_k},
-                                {"SPLIT_K", c.split_k}, {"ES", c.epilogue_store}};
+                                {"SPLIT_K", c.split_k}, {"ES", c.epilogue_store}, {"KP", c.bk / kRowBytes}};
   for (const TemplateArg& x : problem_template_args(s.problem, false)) a.push_back(x);
   return a;
 }

@@ -84,7 +84,7 @@ __device__ __forceinline__ Unit unit_of(int u, int ktiles) {
 
 }  // namespace tma
 
-template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int CK, int SPLIT_K, int ES, long long N_,
+template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int CK, int SPLIT_K, int ES, int KP, long long N_,
           long long K_, int ACT, int WSC, int OUT, int BIAS, int ASYM>
 __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     wgmma_tma_kernel(const __grid_constant__ I8gArgs args, const __grid_constant__ tma::Desc xmap,
@@ -94,11 +94,17 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   constexpr int MI = RM / wg::kM;          // m64 instructions per consumer
   constexpr int R = BN / 2;                // accumulator registers per instruction
   constexpr int A_BYTES = BM * BK;
-  constexpr int STAGE_BYTES = wg::stage_bytes(BM, BN);
+  // A stage holds KP K tiles (the config's bk / 128), each its x box then its w box: with KP = 2
+  // the producer asks for 256 bytes of every row back to back and each barrier round trip
+  // carries twice the bytes (bench/tma_stream.cu: a persistent TMA stream of one K tile per stage
+  // ran 1.05-1.33x slower than two on the H200, session 27).
+  constexpr int SUB_BYTES = wg::stage_bytes(BM, BN);
+  constexpr int STAGE_BYTES = KP * SUB_BYTES;
   constexpr int W_ROWS = BN / CM;          // rows of the w tile this block loads (all of it when CM = 1)
   constexpr int W_BOX_BYTES = W_ROWS * BK;
   constexpr int READERS = PP ? 1 : 2;      // consumer warpgroups of a block that read each stage
   static_assert(PP == 0 || PP == 1, "PP: 0 cooperative, 1 ping-pong");
+  static_assert(KP == 1 || KP == 2, "KP: one or two K tiles per stage");
   static_assert(CM == 1 || CM == 2, "CM: 1 no cluster, 2 a cluster of two blocks along M");
   static_assert(RM == 64 || RM == 128, "64 or 128 rows per consumer warpgroup");
   static_assert(BN == 48 || BN == 64 || BN == 80 || BN == 96 || BN == 128 || BN == 160 || BN == 192 || BN == 256,
@@ -116,7 +122,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   static_assert(K_ % 16 == 0, "K must be a multiple of 16 (the tensor map's row stride)");
   static_assert(ES == 0 || (ES == 1 && SPLIT_K == 1 && CK == 1 && out_bytes<OUT>() == 2 && BN % kStorePanelCols == 0),
                 "ES: the staged TMA store is for unsplit tiles of 2-byte outputs, BN a multiple of 64");
-  static_assert(A_BYTES % wg::kAtomBytes == 0 && STAGE_BYTES % wg::kAtomBytes == 0 && W_BOX_BYTES % wg::kAtomBytes == 0,
+  static_assert(A_BYTES % wg::kAtomBytes == 0 && SUB_BYTES % wg::kAtomBytes == 0 && W_BOX_BYTES % wg::kAtomBytes == 0,
                 "every tile, and each block's share of the w tile, starts on a 1024-byte boundary (the 128B "
                 "swizzle pattern)");
 
@@ -239,19 +245,24 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
       const int x_row = CM > 1 && tm >= tiles_m ? (tiles_m - 1) * BM : tm * BM;
       int w_row = tn * BN + int(CM > 1 ? rank : 0u) * W_ROWS;  // a K pair's blocks load the same w rows
       if (CM > 1 && w_row >= N) w_row = int(N) - 1;
-      for (int kt = w.k0; kt < w.k0 + w.n; ++kt) {
+      for (int kt = w.k0; kt < w.k0 + w.n; kt += KP) {
+        const int subs = min(KP, w.k0 + w.n - kt);  // a unit's last stage may hold one K tile
         tma::mbar_wait(empty(stage), phase ^ 1u);
-        // Each block expects all STAGE_BYTES on its own full barrier: its x box, its w share and
-        // the other block's w share, whose bytes may land before this arrive (the barrier's tx
-        // count then runs negative until it; the phase cannot complete without the arrive).
-        tma::mbar_arrive_expect_tx(full(stage), STAGE_BYTES - (BM - X_ROWS) * BK);
-        const unsigned dst = base + unsigned(stage) * STAGE_BYTES;
-        tma::load_box(dst, &xmap, full(stage), kt * BK, x_row);
-        if (CM > 1)
-          tma::load_box_multicast(dst + A_BYTES + rank * W_BOX_BYTES, &wmap, full(stage), kt * BK, w_row,
-                                  (unsigned short)((1u << CM) - 1u));
-        else
-          tma::load_box(dst + A_BYTES, &wmap, full(stage), kt * BK, w_row);
+        // Each block expects all of the stage's bytes on its own full barrier: its x boxes, its w
+        // shares and the other block's w shares, whose bytes may land before this arrive (the
+        // barrier's tx count then runs negative until it; the phase cannot complete without it).
+        tma::mbar_arrive_expect_tx(full(stage), subs * (SUB_BYTES - (BM - X_ROWS) * BK));
+#pragma unroll
+        for (int j = 0; j < KP; ++j) {
+          if (j >= subs) break;
+          const unsigned dst = base + unsigned(stage) * STAGE_BYTES + unsigned(j * SUB_BYTES);
+          tma::load_box(dst, &xmap, full(stage), (kt + j) * BK, x_row);
+          if (CM > 1)
+            tma::load_box_multicast(dst + A_BYTES + rank * W_BOX_BYTES, &wmap, full(stage), (kt + j) * BK, w_row,
+                                    (unsigned short)((1u << CM) - 1u));
+          else
+            tma::load_box(dst + A_BYTES, &wmap, full(stage), (kt + j) * BK, w_row);
+        }
         if (++stage == STAGES) {
           stage = 0;
           phase ^= 1u;
@@ -278,7 +289,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   unsigned phase = 0;
   // Ping-pong: skip the K tiles of unit u in the ring (the other consumer's unit).
   auto skip = [&](int u) {
-    const int to = stage + work_of(u).n;
+    const int to = stage + (work_of(u).n + KP - 1) / KP;
     phase ^= unsigned(to / STAGES) & 1u;
     stage = to % STAGES;
   };
@@ -302,13 +313,21 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     const auto ops = load_epi_operands<MI, BN, PRE_EPI, ACT, WSC, OUT, BIAS, ASYM>(args, row0, (long long)tn * BN,
                                                                                   M, N, t);
     int held = -1;  // the stage whose wgmma group may still be reading it
-    for (int kt = 0; kt < w.n; ++kt) {
+    for (int kt = 0; kt < w.n; kt += KP) {
       tma::mbar_wait(full(stage), phase);
-      if (PP && kt == w.n - 1 && t == 0) tma::mbar_arrive(turn(1 - c));  // the other may start
+      if (PP && kt + KP >= w.n && t == 0) tma::mbar_arrive(turn(1 - c));  // the other may start
       const unsigned sa = base + unsigned(stage) * STAGE_BYTES + unsigned(PP ? 0 : c * RM * BK);
       const unsigned sb = base + unsigned(stage) * STAGE_BYTES + A_BYTES;
-      mma_k_tile<MI, BN>(acc, sa, sb);
-      tma::wgmma_wait<1>();  // the previous K tile's group has completed: its stage is free
+      // One commit group per K tile; waiting until only this stage's groups may be in flight
+      // completes the previous stage's: its slot is free.
+      if (KP == 1 || kt + 1 == w.n) {
+        mma_k_tile<MI, BN>(acc, sa, sb);
+        tma::wgmma_wait<1>();
+      } else {
+#pragma unroll
+        for (int j = 0; j < KP; ++j) mma_k_tile<MI, BN>(acc, sa + unsigned(j * SUB_BYTES), sb + unsigned(j * SUB_BYTES));
+        tma::wgmma_wait<KP>();
+      }
 #pragma unroll
       for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
       if (held >= 0 && t == 0) release(held);
