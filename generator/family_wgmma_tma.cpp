@@ -2,7 +2,8 @@
 // one producer and two consumer warpgroups per block, a persistent grid of at most one block
 // per SM. Its candidates are tuned like any family's; the untuned default takes it on sm_90a
 // from M = 17 up (a tile by a rule measured on the H200, docs/wgmma_tma.md). Fields: bm, bn,
-// bk (= 128), warpgroups (= 2 consumers), stages, schedule (1 cooperative: the consumers split
+// bk (128: one 128-byte K tile per ring stage; 256: two, the bk-256 twins of the small ping-pong
+// tiles), warpgroups (= 2 consumers), stages, schedule (1 cooperative: the consumers split
 // each tile; 2 ping-pong: each consumer owns whole tiles in turn, so one's epilogue runs under
 // the other's MMAs), split_k (K slices of each tile walked as separate work units, reduced
 // through a workspace).
@@ -305,12 +306,13 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
     if (KernelConfig dc = out[i]; deep_shape(dc) && (dc.stages = fitting_stages(dc, t)) > kPlainStages &&
                                   invalid_reason(p, dc, t).empty())
       out.push_back(dc);
-  // Two K tiles per stage (bk 256, KP = 2 in the template): a twin of every unclustered plain
-  // tile, with as deep a ring as fits (about half a deep ring's stages; a deep-ring variant's
-  // twin is its plain tile's).
-  const size_t deep = out.size();
-  for (size_t i = 0; i < deep; ++i) {
-    if (out[i].cluster_m != 1 || out[i].epilogue_store != 0) continue;
+  // Two K tiles per stage (bk 256, KP = 2 in the template) for the ping-pong tiles of 64 rows up
+  // to 128 columns, the small-M tiles, with as deep a ring as fits (about half a deep ring's
+  // stages). On the H200 (session 27, docs/wgmma_tma.md) their twins were 0.94-1.00x the bk-128
+  // time at M = 32 and 64 on five shapes; the cooperative and 128-row tiles' twins, with half
+  // the stages, lost at M = 128 and 256 (up to 1.12x) and are not offered.
+  for (size_t i = 0; i < plain; ++i) {
+    if (out[i].schedule != kPingPong || out[i].bm != kWgM || out[i].bn > 128) continue;
     KernelConfig kc = out[i];
     kc.bk = 2 * kRowBytes;
     kc.stages = fitting_stages(kc, t);

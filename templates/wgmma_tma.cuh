@@ -6,8 +6,8 @@
 //   warpgroup 0  the producer: lowers its registers to 40 (setmaxnreg), and one thread issues
 //                the TMA copies of each K tile's x box {128 bytes of k, BM rows} and w box
 //                {128 bytes of k, BN rows} into a STAGES-deep ring of 128B-swizzled tiles, each
-//                stage guarded by a `full` (TMA bytes arrived) and an `empty` (both consumers
-//                done reading) mbarrier;
+//                stage (KP = 1 or 2 K tiles: the config's bk 128 or 256) guarded by a `full` (TMA
+//                bytes arrived) and an `empty` (both consumers done reading) mbarrier;
 //   warpgroups 1, 2  the consumers: raise their registers to 232. Cooperative (PP = 0):
 //                consumer c owns rows [c * BM/2, (c+1) * BM/2) of every tile. Ping-pong
 //                (PP = 1): consumer c owns all BM rows of every other tile (the block's tiles

@@ -64,11 +64,11 @@ TEST(WgmmaTmaSplitK, EverySplitCandidateFollowsTheRule) {
   for (const GemmProblem& p : {GemmProblem{2560, 4096}, GemmProblem{4096, 2048}, GemmProblem{768, 4096},
                                GemmProblem{1000, 4080}, GemmProblem{6144, 4096}}) {
     const std::vector<KernelConfig> cs = tma_of(p);
-    size_t unsplit = 0, split = 0;
+    size_t unsplit = 0, split = 0, two_k_tiles = 0;
     for (const KernelConfig& c : cs) {
       if (c.split_k == 1) {
         EXPECT_EQ(split, 0u) << c << ": split variants come after every unsplit config";
-        ++unsplit;
+        ++(c.bk == 128 ? unsplit : two_k_tiles);
         continue;
       }
       ++split;
@@ -96,6 +96,7 @@ TEST(WgmmaTmaSplitK, EverySplitCandidateFollowsTheRule) {
     }
     EXPECT_LE(split, 16u) << p.key() << ": four shapes, at most one split per M of 64..512";
     EXPECT_LE(unsplit, 25u) << p.key() << ": 9 plain + 6 wide + 4 narrow + 3 as 2x1 clusters + 3 deep";
+    EXPECT_LE(two_k_tiles, 5u) << p.key() << ": the bk-256 twins of ping-pong 64 x 48..128";
   }
   // 6144 x 4096: the 64 x 64 ping-pong tiles fill the SMs from M = 128 (192 tiles), at M = 64
   // 96 tiles: a split of 2 (192 units).

@@ -46,8 +46,8 @@ TEST(WgmmaTmaWide, OfferedWhereTheWidthDividesN) {
 TEST(WgmmaTmaWide, TheRingFitsAndStagesFollowTheStageSize) {
   for (const KernelConfig& c : candidates({1920, 4096}, kHopper)) {
     if (c.family != Family::wgmma_tma || (c.bn != 96 && c.bn != 160 && c.bn != 192)) continue;
-    const int stage = (c.bm + c.bn) * 128;
-    EXPECT_EQ(c.stages, std::min(8, (kHopper.smem_per_block_optin - 1024 - 16) / (stage + 16))) << c;
+    const int stage = (c.bm + c.bn) * c.bk;  // bk 256: two K tiles a stage, as deep a ring as fits
+    EXPECT_EQ(c.stages, std::min(c.bk == 128 ? 8 : 16, (kHopper.smem_per_block_optin - 1024 - 16) / (stage + 16))) << c;
     const LaunchShape s = launch_shape({{1920, 4096}, c, "sm_90a"}, 1024);
     EXPECT_LE(int(s.dynamic_smem), kHopper.smem_per_block_optin) << c;
     EXPECT_EQ(stage % 1024, 0) << c << ": every tile starts on a 1024-byte boundary";
@@ -80,12 +80,13 @@ TEST(WgmmaTmaWide, TheUntunedDefaultTakesAWideTileOnlyWhereItDividesN) {
 }
 
 namespace {
-// "sc2_64x48_s16", ... for every unsplit wgmma_tma candidate with bn 48 or 80 (the bn-48 ones'
-// split variants: wgmma_tma_splitk_test.cpp).
+// "sc2_64x48_s16", ... for every unsplit wgmma_tma candidate with bn 48 or 80 and one K tile a
+// stage (the bn-48 ones' split variants: wgmma_tma_splitk_test.cpp; the bk-256 twins:
+// WgmmaTmaTwoKTiles below).
 std::set<std::string> narrow_shapes(const GemmProblem& p) {
   std::set<std::string> out;
   for (const KernelConfig& c : candidates(p, kHopper))
-    if (c.family == Family::wgmma_tma && (c.bn == 48 || c.bn == 80) && c.split_k == 1) {
+    if (c.family == Family::wgmma_tma && (c.bn == 48 || c.bn == 80) && c.split_k == 1 && c.bk == 128) {
       EXPECT_EQ(c.cluster_m, 1) << c;
       EXPECT_EQ(invalid_reason(p, c, kHopper), "") << c;
       EXPECT_EQ(KernelSpec::parse_name(KernelSpec{p, c, "sm_90a"}.name()).config, c);
@@ -131,3 +132,40 @@ TEST(WgmmaTmaNarrow, TheUntunedDefaultTakesANarrowTileWhereItFillsOneWave) {
       if (c.bn == 48) EXPECT_EQ(c.schedule, 2) << p.key() << " M=" << m << ": " << c;
     }
 }
+
+namespace i8g {
+namespace {
+
+// The bk-256 twins (two 128-byte K tiles a stage): one for each ping-pong tile of 64 rows and at
+// most 128 columns the shape is offered, with as deep a ring as fits, never the untuned default.
+TEST(WgmmaTmaTwoKTiles, TwinsOfThePingPong64RowTilesWithDeepRings) {
+  const GemmProblem p{2560, 4096};
+  std::set<std::string> twins;
+  for (const KernelConfig& c : candidates(p, kHopper)) {
+    if (c.family != Family::wgmma_tma || c.bk == 128) continue;
+    EXPECT_EQ(c.bk, 256) << c;
+    EXPECT_EQ(invalid_reason(p, c, kHopper), "") << c;
+    EXPECT_EQ(KernelSpec::parse_name(KernelSpec{p, c, "sm_90a"}.name()).config, c);
+    const int stage = (c.bm + c.bn) * 256;
+    EXPECT_EQ(c.stages, std::min(16, (kHopper.smem_per_block_optin - 1024 - 16) / (stage + 16))) << c;
+    EXPECT_LE(int(launch_shape({p, c, "sm_90a"}, 64).dynamic_smem), kHopper.smem_per_block_optin) << c;
+    bool has_twin = false;
+    for (const KernelConfig& o : candidates(p, kHopper))
+      has_twin = has_twin || (o.family == c.family && o.bk == 128 && o.bm == c.bm && o.bn == c.bn &&
+                              o.schedule == c.schedule && o.split_k == 1 && o.cluster_m == 1);
+    EXPECT_TRUE(has_twin) << c << ": a twin of an offered one-K-tile config";
+    twins.insert("sc" + std::to_string(c.schedule) + "_" + std::to_string(c.bm) + "x" + std::to_string(c.bn) + "_s" +
+                 std::to_string(c.stages));
+  }
+  EXPECT_EQ(twins, (std::set<std::string>{"sc2_64x48_s8", "sc2_64x64_s7", "sc2_64x80_s6", "sc2_64x128_s4"}));
+  for (int64_t m : {17, 32, 64, 128, 1024})
+    EXPECT_EQ(heuristic_default(p, kHopper, m).bk, 128) << "M=" << m << ": the untuned default keeps one K tile a stage";
+  KernelConfig bad;
+  for (const KernelConfig& c : candidates(p, kHopper))
+    if (c.family == Family::wgmma_tma) bad = c;
+  bad.bk = 384;
+  EXPECT_NE(invalid_reason(p, bad, kHopper).find("one or two 128-byte K tiles"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace i8g
