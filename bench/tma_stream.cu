@@ -21,6 +21,9 @@
 //   xw         a GEMM stage at M = 32: an x box {128, 32 rows} of a 32 x K activation (in L2)
 //              and the w box {128, R}, as wgmma_tma's producer issues them (one K tile a stage)
 //   xw2        the same with two K tiles per stage (x, w of k and of k + 128)
+//   xw4        four K tiles per stage
+//   xwp2       two K tiles per stage, the w part pre-packed: the two x boxes, then R x 256
+//              contiguous bytes of w in one bulk copy (what a packed weight would give the GEMM)
 // Each runs with the mbarrier waits' suspend-time hint (templates/tma.cuh, as the kernels) and,
 // where marked nohint, with a plain try_wait loop.
 // Packed modes read ceil(N / R) * R rows (up to R - 1 rows more than the others); atoms modes
@@ -35,16 +38,18 @@
 
 namespace {
 
-enum Mode { kBox128 = 0, kBox128Np, kBox128x2, kBox256, kPacked, kPacked2, kAtoms, kAtoms4d, kXw, kXw2, kModes };
+enum Mode { kBox128 = 0, kBox128Np, kBox128x2, kBox256, kPacked, kPacked2, kAtoms, kAtoms4d, kXw, kXw2, kXw4, kXwp2, kModes };
 const char* kModeNames[] = {"box128", "box128np", "box128x2", "box256", "packed",
-                            "packed2", "atoms",    "atoms4d",  "xw",     "xw2"};
+                            "packed2", "atoms",    "atoms4d",  "xw",     "xw2", "xw4", "xwp2"};
 constexpr int kXRows = 32;
+__host__ __device__ bool is_gemm_like(int mode) { return mode == kXw || mode == kXw2 || mode == kXw4 || mode == kXwp2; }
 __host__ __device__ int stage_k_bytes(int mode) {
-  return mode == kBox128x2 || mode == kBox256 || mode == kPacked2 || mode == kXw2 ? 256 : 128;
+  if (mode == kXw4) return 512;
+  return mode == kBox128x2 || mode == kBox256 || mode == kPacked2 || mode == kXw2 || mode == kXwp2 ? 256 : 128;
 }
 // A stage's bytes: R rows of w (and the x rows of the xw modes) over the stage's k bytes.
 __host__ __device__ int stage_bytes_of(int mode, int R) {
-  return (R + (mode == kXw || mode == kXw2 ? kXRows : 0)) * stage_k_bytes(mode);
+  return (R + (is_gemm_like(mode) ? kXRows : 0)) * stage_k_bytes(mode);
 }
 
 __device__ __forceinline__ void wait_plain(unsigned bar, unsigned parity) {
@@ -104,8 +109,11 @@ __global__ void __launch_bounds__(64) tma_stream(const __grid_constant__ i8g::tm
         i8g::tma::mbar_arrive_expect_tx(full, stage_bytes);
         if (mode == kPacked || mode == kPacked2) {
           bulk_load(dst, w + (t * ksteps + kt) * stage_bytes, stage_bytes, full);
-        } else if (mode == kXw || mode == kXw2) {
-          const int kts = mode == kXw2 ? 2 : 1;
+        } else if (mode == kXwp2) {
+          for (int j = 0; j < 2; ++j) i8g::tma::load_box(dst + unsigned(j * kXRows * 128), &xmap, full, int(kt * 256) + 128 * j, 0);
+          bulk_load(dst + 2 * kXRows * 128, w + (t * ksteps + kt) * R * 256, unsigned(R) * 256, full);
+        } else if (is_gemm_like(mode)) {
+          const int kts = KB / 128;
           for (int j = 0; j < kts; ++j) {
             const unsigned sub = dst + unsigned(j * (kXRows + R) * 128);
             const int k = int(kt * KB) + 128 * j;
@@ -224,7 +232,7 @@ int main(int argc, char** argv) {
       for (int mode = 0; mode < kModes; ++mode)
         for (int spin : {0, 300})
           for (int hint = 1; hint >= 0; --hint) {
-            const bool gemm_like = mode == kXw || mode == kXw2;
+            const bool gemm_like = is_gemm_like(mode);
             if (spin && mode != kBox128 && mode != kPacked && mode != kAtoms4d && !gemm_like) continue;
             if (!hint && mode != kBox128 && mode != kBox128x2 && !gemm_like) continue;
             const int S = std::min(64, kRing / stage_bytes_of(mode, R));
