@@ -263,7 +263,8 @@ bool store_offered(const KernelConfig& c) {
 // stages as fit (at most 8, the narrow tiles up to 16). At most 9 + 6 + 4 configs; then a cm2
 // variant of each clusters_pay shape among them, a deep-ring variant of each small ping-pong
 // tile (deep_shape), the staged-store twins of two ping-pong tiles and their cm2 variants
-// (store_offered; 2-byte outputs only), split-K variants of four of them, at most 4 each
+// (store_offered; 2-byte outputs only), the bk-256 twins of the ping-pong 64-row tiles up to
+// 128 columns (two K tiles a stage), split-K variants of four of them, at most 4 each
 // (split_variants), and where K is long their K pairs (pair_variants), last.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
