@@ -92,6 +92,12 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
     return fmt::format("{} warpgroups: wgmma_tma has {} consumer warpgroups", c.warpgroups, kConsumers);
   if (c.bk != kRowBytes && c.bk != 2 * kRowBytes)
     return fmt::format("bk={}: a wgmma_tma stage holds one or two 128-byte K tiles (bk = 128 or 256)", c.bk);
+  // Two K tiles a stage ran on the H200 (exact) only in unclustered, unsplit tiles with register
+  // stores (session 27): with clusters, K pairs, split-K or the staged store it is refused.
+  if (c.bk != kRowBytes && (c.cluster_m != 1 || c.cluster_k != 1 || c.split_k != 1 || c.epilogue_store != 0))
+    return fmt::format("bk={} with cluster_m={}, cluster_k={}, split_k={}, epilogue_store={}: two K tiles a stage are "
+                       "for unclustered, unsplit tiles with register stores",
+                       c.bk, c.cluster_m, c.cluster_k, c.split_k, c.epilogue_store);
   if (c.schedule != kCooperative && c.schedule != kPingPong)
     return fmt::format("schedule={} (need {} cooperative or {} ping-pong)", c.schedule, kCooperative, kPingPong);
   if (c.schedule == kCooperative && c.bm != 128 && c.bm != 256)

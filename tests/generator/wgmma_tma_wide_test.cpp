@@ -165,6 +165,15 @@ TEST(WgmmaTmaTwoKTiles, TwinsOfThePingPong64RowTilesWithDeepRings) {
     if (c.family == Family::wgmma_tma) bad = c;
   bad.bk = 384;
   EXPECT_NE(invalid_reason(p, bad, kHopper).find("one or two 128-byte K tiles"), std::string::npos);
+  // Only where it ran: not with a cluster, a K pair, split-K or the staged store.
+  for (const KernelConfig& c : candidates(p, kHopper)) {
+    if (c.family != Family::wgmma_tma || c.bk != 256) continue;
+    for (int f = 0; f < 4; ++f) {
+      KernelConfig v = c;
+      (f == 0 ? v.cluster_m : f == 1 ? v.cluster_k : f == 2 ? v.split_k : v.epilogue_store) = f == 3 ? 1 : 2;
+      EXPECT_NE(invalid_reason(p, v, kHopper).find("two K tiles a stage are for unclustered"), std::string::npos) << v;
+    }
+  }
 }
 
 }  // namespace
