@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #define CK(x)                                                                  \
@@ -84,4 +85,24 @@ inline double best_flat_us(const std::vector<signed char*>& bufs, size_t bytes, 
       best = std::min(best, us);
     }
   return best;
+}
+
+// The shapes NxK named on the command line, or `defaults` when none is; K must be a multiple of
+// `k_multiple`. Prints why and returns false for a malformed one.
+inline bool parse_shapes(int argc, char** argv, std::vector<std::pair<long long, long long>>& shapes,
+                         long long k_multiple) {
+  if (argc <= 1) return true;
+  shapes.clear();
+  for (int i = 1; i < argc; ++i) {
+    long long n, k;
+    if (std::sscanf(argv[i], "%lldx%lld", &n, &k) != 2 || n <= 0 || k <= 0 || k % k_multiple) {
+      if (k_multiple > 1)
+        std::printf("bad shape %s (want NxK, K a multiple of %lld)\n", argv[i], k_multiple);
+      else
+        std::printf("bad shape %s (want NxK)\n", argv[i]);
+      return false;
+    }
+    shapes.push_back({n, k});
+  }
+  return true;
 }

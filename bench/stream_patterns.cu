@@ -116,17 +116,7 @@ void patterns(std::vector<Run>& runs, const std::vector<signed char*>& bufs, lon
 int main(int argc, char** argv) {
   std::vector<std::pair<long long, long long>> shapes = {{2560, 4096}, {6144, 4096}, {4096, 14336}, {8192, 8192},
                                                          {28672, 4096}};
-  if (argc > 1) {
-    shapes.clear();
-    for (int i = 1; i < argc; ++i) {
-      long long n, k;
-      if (std::sscanf(argv[i], "%lldx%lld", &n, &k) != 2) {
-        std::printf("bad shape %s (want NxK)\n", argv[i]);
-        return 2;
-      }
-      shapes.push_back({n, k});
-    }
-  }
+  if (!parse_shapes(argc, argv, shapes, 1)) return 2;
   int sms;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   int* o;

@@ -194,17 +194,7 @@ CUtensorMap weight_map(const signed char* w, long long N, long long K, int R, in
 int main(int argc, char** argv) {
   std::vector<std::pair<long long, long long>> shapes = {{28672, 4096}, {8192, 8192}, {4096, 14336}, {6144, 4096},
                                                          {2560, 4096}};
-  if (argc > 1) {
-    shapes.clear();
-    for (int i = 1; i < argc; ++i) {
-      long long n, k;
-      if (std::sscanf(argv[i], "%lldx%lld", &n, &k) != 2 || n <= 0 || k <= 0 || k % 256) {
-        std::printf("bad shape %s (want NxK, K a multiple of 256)\n", argv[i]);
-        return 2;
-      }
-      shapes.push_back({n, k});
-    }
-  }
+  if (!parse_shapes(argc, argv, shapes, 256)) return 2;
   int sms;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   CK(cudaFuncSetAttribute(tma_stream, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
