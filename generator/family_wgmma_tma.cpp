@@ -323,7 +323,7 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
     KernelConfig kc = out[i];
     kc.bk = 2 * kRowBytes;
     kc.stages = fitting_stages(kc, t);
-    if (kc.stages >= 2 && invalid_reason(p, kc, t).empty() && std::find(out.begin(), out.end(), kc) == out.end())
+    if (kc.stages >= 2 && invalid_reason(p, kc, t).empty())
       out.push_back(kc);
   }
   for (size_t i = 0; i < plain; ++i)
