@@ -70,11 +70,7 @@ __device__ __forceinline__ void wait(bool hint, unsigned bar, unsigned parity) {
     wait_plain(bar, parity);
 }
 
-__device__ __forceinline__ void bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-               "l"(reinterpret_cast<unsigned long long>(src)), "r"(bytes), "r"(bar)
-               : "memory");
-}
+using i8g::tma::bulk_load;
 
 __global__ void __launch_bounds__(64) tma_stream(const __grid_constant__ i8g::tma::Desc map,
                                                  const __grid_constant__ i8g::tma::Desc xmap, const signed char* w,

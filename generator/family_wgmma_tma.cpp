@@ -98,6 +98,13 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
     return fmt::format("bk={} with cluster_m={}, cluster_k={}, split_k={}, epilogue_store={}: two K tiles a stage are "
                        "for unclustered, unsplit tiles with register stores",
                        c.bk, c.cluster_m, c.cluster_k, c.split_k, c.epilogue_store);
+  // A packed weight (generator/packed_weight.hpp) is one bulk copy a stage into an unshared ring:
+  // no cluster shares it, and split-K's and the staged store's interplay with it was never run.
+  if (c.packed_weight != 0 && c.packed_weight != 1) return fmt::format("packed_weight={} (need 0 or 1)", c.packed_weight);
+  if (c.packed_weight && (c.cluster_m != 1 || c.cluster_k != 1 || c.split_k != 1 || c.epilogue_store != 0))
+    return fmt::format("packed_weight with cluster_m={}, cluster_k={}, split_k={}, epilogue_store={}: a packed weight is "
+                       "for unclustered, unsplit tiles with register stores",
+                       c.cluster_m, c.cluster_k, c.split_k, c.epilogue_store);
   if (c.schedule != kCooperative && c.schedule != kPingPong)
     return fmt::format("schedule={} (need {} cooperative or {} ping-pong)", c.schedule, kCooperative, kPingPong);
   if (c.schedule == kCooperative && c.bm != 128 && c.bm != 256)
@@ -326,6 +333,20 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
     if (kc.stages >= 2 && invalid_reason(p, kc, t).empty())
       out.push_back(kc);
   }
+  // The packed-weight twins (Target::experimental_packed_weight) of the small-M tiles: the
+  // ping-pong 64-row tiles up to 128 columns with one K tile a stage (as deep a ring as fits) and
+  // their bk-256 twins, each reading the weight as one contiguous bulk copy a stage.
+  if (t.experimental_packed_weight) {
+    const size_t offered = out.size();
+    for (size_t i = 0; i < offered; ++i) {
+      const KernelConfig& o = out[i];
+      if (o.schedule != kPingPong || o.bm != kWgM || o.bn > 128 || o.cluster_m != 1 || o.epilogue_store != 0) continue;
+      KernelConfig pc = o;
+      pc.packed_weight = 1;
+      pc.stages = fitting_stages(pc, t);
+      if (std::find(out.begin(), out.end(), pc) == out.end() && invalid_reason(p, pc, t).empty()) out.push_back(pc);
+    }
+  }
   for (size_t i = 0; i < plain; ++i)
     for (const KernelConfig& sc : split_variants(p, out[i], t)) out.push_back(sc);
   for (size_t i = 0; i < plain; ++i)
@@ -382,7 +403,7 @@ int64_t units(const GemmProblem& p, const KernelConfig& c, int64_t m) {
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target&, int64_t m) {
   constexpr int64_t kMinUntunedRows = 17;
   return m >= kMinUntunedRows && p.k >= kRowBytes && c.bk == kRowBytes && untuned_tile(c) != nullptr && c.split_k == 1 &&
-         c.cluster_m == 1 && c.cluster_k == 1 && c.epilogue_store == 0 &&
+         c.cluster_m == 1 && c.cluster_k == 1 && c.epilogue_store == 0 && c.packed_weight == 0 &&
          tiles(p, c, m) < (int64_t(1) << 30);
 }
 
@@ -402,7 +423,8 @@ std::vector<TemplateArg> template_args(const KernelSpec& s) {
   const KernelConfig& c = s.config;
   std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", kGroupM},
                                 {"PP", c.schedule == kPingPong ? 1 : 0}, {"CM", c.cluster_m}, {"CK", c.cluster_k},
-                                {"SPLIT_K", c.split_k}, {"ES", c.epilogue_store}, {"KP", c.bk / kRowBytes}};
+                                {"SPLIT_K", c.split_k}, {"ES", c.epilogue_store}, {"KP", c.bk / kRowBytes},
+                                {"PW", c.packed_weight}};
   for (const TemplateArg& x : problem_template_args(s.problem, false)) a.push_back(x);
   return a;
 }
@@ -446,8 +468,10 @@ const FamilyInfo& wgmma_tma_family() {
     f.tma_operands = true;
     f.name_fields = {ConfigField::warpgroups, ConfigField::stages, ConfigField::schedule, ConfigField::split_k};
     f.splits_k = true;
-    // "_cm2", "_ck2", "_es1"; no cluster and no staged store leave the names as they were
-    f.optional_name_fields = {ConfigField::cluster_m, ConfigField::cluster_k, ConfigField::epilogue_store};
+    // "_cm2", "_ck2", "_es1", "_pw1"; no cluster, no staged store and the plain weight leave the
+    // names as they were
+    f.optional_name_fields = {ConfigField::cluster_m, ConfigField::cluster_k, ConfigField::epilogue_store,
+                              ConfigField::packed_weight};
     f.untuned_rank = 3;  // above mma_sync, where serves_untuned accepts (sm_90a, M >= 17)
     f.serves_untuned = serves_untuned;
     f.races_at = races_at;

@@ -127,6 +127,14 @@ __device__ __forceinline__ void load_box(unsigned dst, const Desc* map, unsigned
       : "memory");
 }
 
+// `bytes` contiguous bytes (a multiple of 16, both addresses 16-byte aligned) from global `src`
+// into shared memory at `dst`, counted on `bar`: a plain bulk copy, no tensor map, no swizzle.
+__device__ __forceinline__ void bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(reinterpret_cast<unsigned long long>(src)), "r"(bytes), "r"(bar)
+               : "memory");
+}
+
 // The same box into the same offset `dst` of every block of the cluster in `mask` (bit r: rank
 // r), its bytes counted on the barrier at offset `bar` of each of them.
 __device__ __forceinline__ void load_box_multicast(unsigned dst, const Desc* map, unsigned bar, int inner, int outer,

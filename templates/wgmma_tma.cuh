@@ -45,6 +45,11 @@
 // or remote arrival) and at the end (no block exits while the other may still arrive on its
 // barriers). docs/wgmma_tma.md, "Clusters".
 //
+// Packed weight (PW = 1, the config's pw1): args.w is the weight pre-packed for this tile width and
+// KP (generator/packed_weight.hpp): each stage's w tiles are one contiguous, already swizzled
+// block that the producer brings with one bulk copy (no w map), and a stage holds its KP x boxes
+// first, then its KP w tiles. Bytes past N or K are zeros in the pack, so tails need no code.
+//
 // The tensor maps are encoded by the host for each launch (x: {K, M}, w: {K, N}, UINT8, 128B
 // swizzle, zero fill out of bounds) and passed by value as __grid_constant__ parameters. TMA
 // fills rows past M or N and bytes past K with zeros and always delivers whole boxes, so every
@@ -84,7 +89,7 @@ __device__ __forceinline__ Unit unit_of(int u, int ktiles) {
 
 }  // namespace tma
 
-template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int CK, int SPLIT_K, int ES, int KP, long long N_,
+template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int CK, int SPLIT_K, int ES, int KP, int PW, long long N_,
           long long K_, int ACT, int WSC, int OUT, int BIAS, int ASYM>
 __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     wgmma_tma_kernel(const __grid_constant__ I8gArgs args, const __grid_constant__ tma::Desc xmap,
@@ -103,6 +108,13 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   constexpr int W_ROWS = BN / CM;          // rows of the w tile this block loads (all of it when CM = 1)
   constexpr int W_BOX_BYTES = W_ROWS * BK;
   constexpr int READERS = PP ? 1 : 2;      // consumer warpgroups of a block that read each stage
+  // K tile j of a stage: its x box at j * X_STEP, its w tile at W_BASE + j * W_STEP (x, w, x, w;
+  // a packed weight: x, x, w, w, the w tiles one contiguous block).
+  constexpr int X_STEP = PW ? A_BYTES : SUB_BYTES;
+  constexpr int W_BASE = PW ? KP * A_BYTES : A_BYTES;
+  constexpr int W_STEP = PW ? W_BOX_BYTES : SUB_BYTES;
+  static_assert(PW == 0 || (PW == 1 && CM == 1 && CK == 1 && SPLIT_K == 1 && ES == 0),
+                "PW: a packed weight is for unclustered, unsplit tiles with register stores");
   static_assert(PP == 0 || PP == 1, "PP: 0 cooperative, 1 ping-pong");
   static_assert(KP == 1 || KP == 2, "KP: one or two K tiles per stage");
   static_assert(CM == 1 || CM == 2, "CM: 1 no cluster, 2 a cluster of two blocks along M");
@@ -217,7 +229,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
       }
     tma::mbar_fence_init();
     tma::prefetch_map(&xmap);
-    tma::prefetch_map(&wmap);
+    if (!PW) tma::prefetch_map(&wmap);  // a packed weight has no map
     if (ES && reinterpret_cast<unsigned long long>(args.out) % 16 == 0) tma::prefetch_map(&omap);  // encoded
   }
   // No block of a cluster may multicast into, or arrive on, the other's barriers before they are
@@ -235,6 +247,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     if (t != 0) return;
     int stage = 0;
     unsigned phase = 0;
+    const int kstages = (ktiles + KP - 1) / KP;  // a packed weight's stages per tile column
     for (int u = cluster; u < units; u += clusters) {
       const Work w = work_of(u);
       const int tm = w.tm, tn = w.tn;
@@ -252,17 +265,23 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
         // shares and the other block's w shares, whose bytes may land before this arrive (the
         // barrier's tx count then runs negative until it; the phase cannot complete without it).
         tma::mbar_arrive_expect_tx(full(stage), subs * (SUB_BYTES - (BM - X_ROWS) * BK));
+        const unsigned sbase = base + unsigned(stage) * STAGE_BYTES;
 #pragma unroll
         for (int j = 0; j < KP; ++j) {
           if (j >= subs) break;
-          const unsigned dst = base + unsigned(stage) * STAGE_BYTES + unsigned(j * SUB_BYTES);
-          tma::load_box(dst, &xmap, full(stage), (kt + j) * BK, x_row);
+          tma::load_box(sbase + unsigned(j * X_STEP), &xmap, full(stage), (kt + j) * BK, x_row);
+          if (PW) continue;  // the w tiles: one copy below
+          const unsigned wdst = sbase + unsigned(W_BASE + j * W_STEP);
           if (CM > 1)
-            tma::load_box_multicast(dst + A_BYTES + rank * W_BOX_BYTES, &wmap, full(stage), (kt + j) * BK, w_row,
+            tma::load_box_multicast(wdst + rank * W_BOX_BYTES, &wmap, full(stage), (kt + j) * BK, w_row,
                                     (unsigned short)((1u << CM) - 1u));
           else
-            tma::load_box(dst + A_BYTES, &wmap, full(stage), (kt + j) * BK, w_row);
+            tma::load_box(wdst, &wmap, full(stage), (kt + j) * BK, w_row);
         }
+        if (PW)  // the stage's w tiles, contiguous in the pack: tile column tn, stage kt / KP
+          tma::bulk_load(sbase + unsigned(W_BASE),
+                         args.w + ((long long)tn * kstages + kt / KP) * (KP * W_BOX_BYTES), unsigned(subs * W_BOX_BYTES),
+                         full(stage));
         if (++stage == STAGES) {
           stage = 0;
           phase ^= 1u;
@@ -317,7 +336,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
       tma::mbar_wait(full(stage), phase);
       if (PP && kt + KP >= w.n && t == 0) tma::mbar_arrive(turn(1 - c));  // the other may start
       const unsigned sa = base + unsigned(stage) * STAGE_BYTES + unsigned(PP ? 0 : c * RM * BK);
-      const unsigned sb = base + unsigned(stage) * STAGE_BYTES + A_BYTES;
+      const unsigned sb = base + unsigned(stage) * STAGE_BYTES + unsigned(W_BASE);
       // One commit group per K tile; waiting until only this stage's groups may be in flight
       // completes the previous stage's: its slot is free.
       if (KP == 1 || kt + 1 == w.n) {
@@ -325,7 +344,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
         tma::wgmma_wait<1>();
       } else {
 #pragma unroll
-        for (int j = 0; j < KP; ++j) mma_k_tile<MI, BN>(acc, sa + unsigned(j * SUB_BYTES), sb + unsigned(j * SUB_BYTES));
+        for (int j = 0; j < KP; ++j) mma_k_tile<MI, BN>(acc, sa + unsigned(j * X_STEP), sb + unsigned(j * W_STEP));
         tma::wgmma_wait<KP>();
       }
 #pragma unroll

@@ -32,7 +32,7 @@ struct TuneFlags {
   ShapeFlags shapes;
   ProblemFlags problem;
   bool compile_only = false;
-  bool experimental_wgmma = false, experimental_staged_store = false, resume = false;
+  bool experimental_wgmma = false, experimental_staged_store = false, experimental_packed_weight = false, resume = false;
   std::string arch, cache, filter, m = "1,16,256,4096", shard, devices;
   std::vector<std::string> argv;  // the whole command line (--devices starts one job per device with it)
   int jobs = 0, device = 0, samples = 50;
@@ -40,6 +40,7 @@ struct TuneFlags {
   Target with_experiments(Target t) const {
     t.experimental_wgmma = experimental_wgmma;
     t.experimental_staged_store = experimental_staged_store;
+    t.experimental_packed_weight = experimental_packed_weight;
     return t;
   }
 };
@@ -103,6 +104,7 @@ void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<Name
   to.jobs = o.jobs;
   to.experimental_wgmma = o.experimental_wgmma;
   to.experimental_staged_store = o.experimental_staged_store;
+  to.experimental_packed_weight = o.experimental_packed_weight;
   to.resume = o.resume;
   to.plan.samples = o.samples;
   fmt::print("{} ({} SMs, {}), driver {}, cache {}\n", engine->device().name, t.sm_count, t.arch,
@@ -337,6 +339,10 @@ void setup_tune(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_flag("--experimental-staged-store", opts->experimental_staged_store,
                 "also try wgmma_tma's staged-store twins (_es1: the output tile through shared memory and a "
                 "TMA store; sm_90a, bf16/f16 outputs; experimental: exact on the H200, not yet faster; verified bit-exact before timed)");
+  cmd->add_flag("--experimental-packed-weight", opts->experimental_packed_weight,
+                "also race wgmma_tma's packed-weight twins (_pw1: the weight pre-packed per tile, one bulk copy a "
+                "stage; sm_90a; each verified bit-exact on its pack of the same weights before timed); they "
+                "appear in `inspect race` and are never stored as winners: serving passes the plain weight");
   cmd->add_option("--arch", opts->arch, "target arch, e.g. sm_90a, sm_80 (default: the GPU's)");
   add_cache_option(*cmd, opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   cmd->add_option("--filter", opts->filter, "only kernels whose name matches this regex");

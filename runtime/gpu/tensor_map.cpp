@@ -55,7 +55,7 @@ OperandMaps operand_tensor_maps(const KernelSpec& spec, const I8gArgs& a) {
   const TmaBoxRows box = tma_box_rows(spec.config, a.m);
   OperandMaps m{};
   m.x = operand_tensor_map(a.x, a.m, a.k, box.x);
-  m.w = operand_tensor_map(a.w, a.n, a.k, box.w);
+  if (!spec.config.packed_weight) m.w = operand_tensor_map(a.w, a.n, a.k, box.w);  // a packed one: bulk copies
   if (box.out > 0 && reinterpret_cast<uintptr_t>(a.out) % 16 == 0) m.out = output_tensor_map(a.out, a.m, a.n, box.out);
   return m;
 }

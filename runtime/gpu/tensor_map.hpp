@@ -22,7 +22,8 @@ CUtensorMap operand_tensor_map(const void* base, int64_t rows, int64_t k, int bo
 // Throws Error as operand_tensor_map does (the caller checks the base's alignment first).
 CUtensorMap output_tensor_map(void* base, int64_t rows, int64_t cols, int box_rows);
 
-// The maps a launch of `spec` takes: x ({K, M}, a.m rows) and w ({K, N}), with the box rows
+// The maps a launch of `spec` takes: x ({K, M}, a.m rows) and w ({K, N}; zero bytes for a
+// packed_weight kernel, which bulk-copies its stages), with the box rows
 // the kernel loads (tma_box_rows: x bm or M, w bn / cluster_m); and, for a staged-store kernel
 // (config.epilogue_store) whose output is 16-byte aligned, the output's ({N, M}, boxes of the
 // consumers' rows); zero bytes otherwise (the kernel then stores from registers).

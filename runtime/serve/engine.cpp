@@ -207,7 +207,11 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
     }
     KernelSpec spec{p, config, dev_.target.arch};
     bool tuned_kernel = false;
-    if (const KernelSpec* t = won ? kernel_of(*won) : nullptr; t && t->problem == p && t->arch == dev_.target.arch) {
+    // A kernel that reads a packed weight (generator/packed_weight.hpp) is never served: the caller
+    // hands the plain [N,K] weight (the tuner never stores one as a winner; a cache that holds
+    // one falls back to the default here).
+    if (const KernelSpec* t = won ? kernel_of(*won) : nullptr;
+        t && t->problem == p && t->arch == dev_.target.arch && !t->config.packed_weight) {
       spec = *t;
       tuned_kernel = true;
     }

@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "generator/generator.hpp"
+#include "generator/packed_weight.hpp"
 #include "runtime/compile/compiler.hpp"
 #include "runtime/gpu/kernel_instance.hpp"
 #include "runtime/gpu/lt_dequant.hpp"
@@ -85,6 +86,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
   Target t = engine.device().target;
   t.experimental_wgmma = opt.experimental_wgmma;  // changes the candidates, not any cache key
   t.experimental_staged_store = opt.experimental_staged_store;
+  t.experimental_packed_weight = opt.experimental_packed_weight;
   const std::unique_ptr<Compiler> compiler = make_compiler(t);
   std::vector<BucketResult> results;
   std::vector<int64_t> ms;
@@ -128,8 +130,11 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
     }
     auto run_lt = [&](int algo) -> Launch { return [&, algo](int call) { lt->run(algo, ops.args(call), stream.s); }; };
     // Each kernel gets an instance of its own: a fresh zeroed split-K workspace per candidate.
+    // One that reads a packed weight gets the packs of the same weight sets (made on first use).
     auto run_kernel = [&](const KernelInstance& k) -> Launch {
-      return [&](int call) { k.launch(ops.args(call), stream.s); };
+      const std::vector<DeviceBuffer>* packed =
+          k.spec().config.packed_weight ? &ops.packed(packed_weight_layout(k.spec()), stream.s) : nullptr;
+      return [&, packed](int call) { k.launch(ops.args(call, packed), stream.s); };
     };
     Measurer measurer(ops, stream.s, opt.plan, opt.prune_factor);
     // Reference output of set 0: cuBLASLt + dequant where cuBLASLt runs, else the reference

@@ -26,6 +26,9 @@ struct TuneOptions {
   int jobs = 0;               // parallel compiles
   bool experimental_wgmma = false;  // also race the wgmma family (sm_90a; Target::experimental_wgmma)
   bool experimental_staged_store = false;  // also race wgmma_tma's staged-store twins (Target's flag)
+  // Also race wgmma_tma's packed-weight twins (Target's flag), each timed and verified on its
+  // pack of the same weights; never stored as a winner (policy.hpp, servable).
+  bool experimental_packed_weight = false;
   // Skip the M buckets whose winner the cache already holds for this device, compiler and
   // generator (an interrupted tune carries on where it stopped); their results carry `stored`.
   bool resume = false;

@@ -56,4 +56,16 @@ Operands::Operands(Engine& e, const GemmProblem& prob, int64_t rows, std::mt1993
   }
 }
 
+const std::vector<DeviceBuffer>& Operands::packed(const PackedWeightLayout& l, CUstream st) {
+  if (auto it = packed_w.find(l.name()); it != packed_w.end()) return it->second;
+  I8G_CU(cuStreamSynchronize(st));  // the sets' uploads and column sums are done
+  std::vector<DeviceBuffer> sets_packed;
+  std::vector<int8_t> hw(w.front().bytes());
+  for (const DeviceBuffer& b : w) {
+    b.download(hw.data(), hw.size());
+    sets_packed.emplace_back(size_t(l.bytes())).upload(pack_weight(l, hw.data()));
+  }
+  return packed_w.emplace(l.name(), std::move(sets_packed)).first->second;
+}
+
 }  // namespace i8g

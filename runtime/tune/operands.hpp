@@ -4,9 +4,12 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <random>
 #include <vector>
 
+#include "generator/packed_weight.hpp"
 #include "generator/types.hpp"
 #include "runtime/gpu/device_buffer.hpp"
 #include "runtime/serve/engine.hpp"
@@ -37,14 +40,19 @@ struct Operands {
   DeviceBuffer x_scale, w_scale, bias, zp;
   HostOperands host;  // set 0
   size_t out_bytes = 0;
+  std::map<std::string, std::vector<DeviceBuffer>> packed_w;  // by PackedWeightLayout::name()
 
   Operands(Engine& e, const GemmProblem& prob, int64_t rows, std::mt19937_64& rng, CUstream st);
   int sets() const { return int(x.size()); }
-  I8gArgs args(int call) const {
+  // The weight sets in layout `l` (generator/packed_weight.hpp), set i the pack of w[i]: made on
+  // the first call for a layout (downloaded, packed on the CPU, uploaded), kept after.
+  const std::vector<DeviceBuffer>& packed(const PackedWeightLayout& l, CUstream st);
+  // The arguments of launch `call`: its set of x, w (or of `packed_w`, one of packed()'s) and out.
+  I8gArgs args(int call, const std::vector<DeviceBuffer>* packed_w = nullptr) const {
     const size_t i = size_t(call % sets());
     I8gArgs a{};
     a.x = x[i].get<signed char>();
-    a.w = w[i].get<signed char>();
+    a.w = (packed_w ? (*packed_w)[i] : w[i]).get<signed char>();
     a.x_scale = x_scale.get<float>();
     a.w_scale = w_scale.get<float>();
     a.bias = p.bias ? bias.get<float>() : nullptr;

@@ -19,15 +19,21 @@ std::string prune_reason(double probe_us, double best_probe_us, double prune_fac
                      best_probe_us);
 }
 
+bool servable(const CandidateResult& c) {
+  const KernelSpec* k = kernel_of(c.candidate);
+  return k == nullptr || k->config.packed_weight == 0;
+}
+
 size_t pick_winner(const std::vector<CandidateResult>& c) {
+  auto eligible = [&](size_t i) { return fully_timed(c[i]) && servable(c[i]); };
   size_t best = c.size();
   for (size_t i = 0; i < c.size(); ++i)
-    if (fully_timed(c[i]) && (best == c.size() || c[i].graph->median_us < c[best].graph->median_us)) best = i;
+    if (eligible(i) && (best == c.size() || c[i].graph->median_us < c[best].graph->median_us)) best = i;
   if (best == c.size()) return best;
   size_t pick = best;
   std::string pick_text = to_string(c[pick].candidate);
   for (size_t i = 0; i < c.size(); ++i) {
-    if (!fully_timed(c[i]) || c[i].graph->median_us > (1 + kTieFraction) * c[best].graph->median_us) continue;
+    if (!eligible(i) || c[i].graph->median_us > (1 + kTieFraction) * c[best].graph->median_us) continue;
     if (std::string text = to_string(c[i].candidate); text < pick_text) {
       pick = i;
       pick_text = std::move(text);

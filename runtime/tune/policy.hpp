@@ -51,8 +51,12 @@ bool fully_timed(const CandidateResult& c);
 bool pruned(double probe_us, double best_probe_us, double prune_factor);
 std::string prune_reason(double probe_us, double best_probe_us, double prune_factor);
 
-// Deterministic winner among fully timed candidates: lowest graph median, ties within
-// kTieFraction of it broken by the candidate's text. c.size() when none is fully timed.
+// Whether serving could run the candidate: not a kernel that reads a packed weight (raced under
+// `tune --experimental-packed-weight` for its times; serving hands kernels the plain weight).
+bool servable(const CandidateResult& c);
+
+// Deterministic winner among fully timed, servable candidates: lowest graph median, ties within
+// kTieFraction of it broken by the candidate's text. c.size() when none is.
 size_t pick_winner(const std::vector<CandidateResult>& c);
 
 // The best fully timed cuBLASLt graph median; none when no cuBLASLt algorithm was timed.

@@ -11,6 +11,7 @@
 
 #include "cache/cache.hpp"
 #include "generator/generator.hpp"
+#include "generator/packed_weight.hpp"
 #include "runtime/capi/capi_args.hpp"
 #include "runtime/compile/compiler.hpp"
 #include "runtime/serve/engine.hpp"
@@ -69,6 +70,13 @@ class KernelCheckTest : public GpuTest {
     e.want = reference_bytes(p, e.h);
     return e;
   }
+  // Points a at the weight `spec` reads: d's [N,K] upload, or for a packed-weight kernel the pack
+  // of the host weight `w` (generator/packed_weight.hpp), uploaded into `keep`.
+  static void use_weight(const KernelSpec& spec, const std::vector<int8_t>& w, DevBuf& keep, I8gArgs& a) {
+    if (!spec.config.packed_weight) return;
+    keep = DevBuf(pack_weight(packed_weight_layout(spec), w.data()));
+    a.w = keep.as<const signed char>();
+  }
   // Launches `spec` over e's m rows (twice: the second relies on the first leaving the split-K
   // counters at zero) and compares each result with the CPU reference; returns the failures'
   // reports.
@@ -79,7 +87,9 @@ class KernelCheckTest : public GpuTest {
     const KernelInstance k = engine_->instantiate(spec, m);
     i8gemm_args c = d.args();
     c.m = m;
-    const I8gArgs a = args_from_c(&c, "test");
+    I8gArgs a = args_from_c(&c, "test");
+    DevBuf packed;
+    use_weight(spec, e.h.w, packed, a);
     std::string failures;
     for (int rep = 0; rep < 2; ++rep) {
       d.poison_out(s);
@@ -129,7 +139,9 @@ class KernelCheckTest : public GpuTest {
     const KernelInstance k = engine_->instantiate(spec, m);
     i8gemm_args c = d.args();
     c.m = m;
-    const I8gArgs a = args_from_c(&c, "test");
+    I8gArgs a = args_from_c(&c, "test");
+    DevBuf packed;
+    use_weight(spec, h.w, packed, a);
     CUgraph graph = nullptr;
     CUgraphExec exec = nullptr;
     I8G_CU(cuStreamBeginCapture(s.get(), CU_STREAM_CAPTURE_MODE_GLOBAL));

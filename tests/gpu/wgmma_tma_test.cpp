@@ -101,6 +101,56 @@ TEST_F(WgmmaTma, EveryCandidateIsExactOverTailsAndManyTiles) {
   std::printf("[ figure ] wgmma_tma: %d of %d candidate launches exact\n", exact, runs);
 }
 
+// The packed-weight twins (tune --experimental-packed-weight): each reads the weight packed once on
+// the host for its tile (generator/packed_weight.hpp), one bulk copy a ring stage. Exact over N
+// and K tails, an odd K tile count (three: a bk-256 twin's last stage half zeros), K = 400 (the
+// last K tile partial), many tiles per block (M = 2048), every epilogue option through one twin,
+// and graph replays with new activations.
+TEST_F(WgmmaTma, PackedWeightTwinsAreExactOverTailsAndGraphReplays) {
+  target_.experimental_packed_weight = true;
+  auto packed = [&](const i8gemm_problem& p) {
+    std::vector<KernelSpec> out;
+    for (const KernelSpec& s : specs(to_gemm_problem(p)))
+      if (s.config.packed_weight) out.push_back(s);
+    return out;
+  };
+  struct Case {
+    i8gemm_problem p;
+    std::vector<int64_t> ms;
+  };
+  const Case cases[] = {
+      {make_problem(2560, 4096), {1, 17, 64, 300, 2048}},
+      {make_problem(4096, 384), {64, 1000}},
+      {make_problem(1000, 4080), {77}},
+      {make_problem(1001, 400), {33}},
+  };
+  int runs = 0, exact = 0;
+  std::set<int> bks;
+  for (const Case& c : cases) {
+    const std::vector<KernelSpec> w = packed(c.p);
+    ASSERT_FALSE(w.empty()) << describe(c.p);
+    for (const KernelSpec& s : w) bks.insert(s.config.bk);
+    check_all(c.p, w, c.ms, runs, exact);
+  }
+  EXPECT_EQ(bks, (std::set<int>{128, 256}));
+  each_epilogue_option(1000, 4080, [&](const i8gemm_problem& p) {
+    Expected e = expected(p, 130);
+    const std::string r = check(p, packed(p).back(), e);
+    EXPECT_TRUE(r.empty()) << r;
+    runs += 2;
+    exact += r.empty() ? 2 : 0;
+  });
+  int replays = 0, replays_exact = 0;
+  for (const KernelSpec& s : packed(make_problem(2560, 4096)))
+    if (s.config.bn == 64) {
+      replays_exact += graph_replays_exact(s, 64);
+      replays += 10;
+    }
+  EXPECT_EQ(replays, 20);
+  std::printf("[ figure ] wgmma_tma packed weight: %d of %d launches exact, %d of %d graph replays\n", exact, runs,
+              replays_exact, replays);
+}
+
 TEST_F(WgmmaTma, EveryEpilogueOptionIsExact) {
   int runs = 0, exact = 0;
   each_epilogue_option(1000, 4080, [&](const i8gemm_problem& p) {

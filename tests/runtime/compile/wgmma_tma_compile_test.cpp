@@ -48,8 +48,10 @@ std::vector<KernelSpec> tma_candidates(const GemmProblem& p, bool split = false)
 }
 
 void compile_and_check(const std::vector<KernelSpec>& specs, bool print) {
+  Target t = hopper();
+  t.experimental_packed_weight = true;  // a packed-weight twin compiles where it is asked for
   test::compile_tensor_kernels(
-      hopper(), specs,
+      t, specs,
       [&](const KernelSpec& spec, const CompileOutcome& o, const ResourceReport& r, const LaunchShape& shape) {
         const std::string& log = o.binary->log;
         EXPECT_EQ(log.find("serialized"), std::string::npos) << spec.name() << ":\n" << log;
@@ -92,6 +94,13 @@ void compile_and_check(const std::vector<KernelSpec>& specs, bool print) {
             EXPECT_GT(sass_count(r, "UTMASTG"), 0) << spec.name() << " has no TMA store";
           } else {
             EXPECT_EQ(sass_count(r, "STSM") + sass_count(r, "UTMASTG"), 0) << spec.name();
+          }
+          // A packed weight: the w tiles of a stage in one plain bulk copy (UBLKCP), x by TMA.
+          if (spec.config.packed_weight) {
+            EXPECT_GT(sass_count(r, "UBLKCP"), 0) << spec.name() << " has no bulk copy for the packed weight";
+            EXPECT_GT(sass_count(r, "UTMALDG"), 0) << spec.name() << " has no TMA load for x";
+          } else {
+            EXPECT_EQ(sass_count(r, "UBLKCP"), 0) << spec.name();
           }
           if (spec.config.split_k > 1) {
             EXPECT_GT(sass_count(r, "ATOMG"), 0) << spec.name() << " has no split-K arrival counter";
@@ -159,6 +168,23 @@ TEST(WgmmaTma, SplitKCandidatesCompileCleanlyForBothSchedules) {
       if (done.insert(s.config.schedule).second) specs.push_back(s);
     EXPECT_EQ(done.size(), 2u) << p.key();
   }
+  compile_and_check(specs, true);
+}
+
+// The packed-weight twins (tune --experimental-packed-weight) of 2560 x 4096, one and two K tiles a
+// stage, then one of each over N and K tails with the heaviest epilogue operands.
+TEST(WgmmaTma, PackedWeightTwinsCompileCleanly) {
+  Target t = hopper();
+  t.experimental_packed_weight = true;
+  GemmProblem heavy{1000, 4080, WeightLayout::nk, ActScale::per_token, WeightScale::per_channel, OutType::f32, true,
+                    true};
+  std::vector<KernelSpec> specs;
+  std::set<int> heavy_bk;
+  for (const GemmProblem& p : {GemmProblem{2560, 4096}, heavy})
+    for (const KernelConfig& c : candidates(p, t))
+      if (c.family == Family::wgmma_tma && c.packed_weight && (p.n == 2560 || heavy_bk.insert(c.bk).second))
+        specs.push_back({p, c, "sm_90a"});
+  EXPECT_EQ(specs.size(), 10u) << "bn 48, 64, 80, 128 at bk 128 and 256, then one of each bk";
   compile_and_check(specs, true);
 }
 

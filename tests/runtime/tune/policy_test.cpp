@@ -56,6 +56,25 @@ TEST(TunePolicy, LowestGraphMedianWins) {
   EXPECT_EQ(pick_winner(c), 1u);
 }
 
+// A kernel that reads a packed weight (tune --experimental-packed-weight) is timed and kept in the
+// race, never the winner: serving hands kernels the plain weight. The fastest servable one wins.
+TEST(TunePolicy, APackedWeightKernelNeverWins) {
+  KernelSpec packed = kernel(0);
+  packed.config.packed_weight = 1;
+  const std::vector<CandidateResult> c = {timed(packed, 5.0), timed(kernel(1), 9.0), timed(LtAlgo{0}, 11.0)};
+  EXPECT_FALSE(servable(c[0]));
+  EXPECT_TRUE(servable(c[1]));
+  EXPECT_TRUE(servable(c[2]));
+  EXPECT_EQ(pick_winner(c), 1u);
+  EXPECT_EQ(pick_winner({timed(packed, 5.0)}), 1u) << "none servable: no winner";
+  BucketResult r;
+  r.candidates = c;
+  decide(r);
+  ASSERT_TRUE(r.winner.has_value());
+  EXPECT_EQ(*r.winner, 1u);
+  EXPECT_DOUBLE_EQ(r.speedup, 11.0 / 9.0);
+}
+
 TEST(TunePolicy, TiesWithinOnePercentGoToTheFirstText) {
   std::vector<Candidate> names = {kernel(0), kernel(1), kernel(2)};
   std::sort(names.begin(), names.end(),

@@ -1,0 +1,61 @@
+#include "generator/packed_weight.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace i8g {
+
+int64_t PackedWeightLayout::offset(int64_t row, int64_t col) const {
+  const int64_t tn = row / bn, r = row % bn;
+  const int64_t kt = col / 128, s = kt / kp, j = kt % kp;
+  const int64_t c = (col % 128) / 16, b = col % 16;
+  return (tn * stages() + s) * stage_bytes() + (j * bn + r) * 128 + 16 * (c ^ (r % 8)) + b;
+}
+
+std::string PackedWeightLayout::name() const { return fmt::format("bn{}_kp{}", bn, kp); }
+
+std::string PackedWeightLayout::invalid_reason() const {
+  if (n <= 0 || k <= 0) return fmt::format("a packed weight needs N, K > 0 (N={}, K={})", n, k);
+  if (k % 16) return fmt::format("K={} is not a multiple of 16", k);
+  if (bn <= 0 || bn % 8 || bn > 256) return fmt::format("bn={}: a packed tile width is a multiple of 8 up to 256", bn);
+  if (kp != 1 && kp != 2) return fmt::format("kp={}: a packed stage holds 1 or 2 K tiles", kp);
+  return {};
+}
+
+PackedWeightLayout packed_weight_layout(const KernelSpec& spec) {
+  const KernelConfig& c = spec.config;
+  if (c.packed_weight != 1)
+    throw Error(ErrorKind::invalid_argument, "packed weight", fmt::format("{} reads the plain weight", spec.name()));
+  return {spec.problem.n, spec.problem.k, c.bn, c.bk / 128};
+}
+
+namespace {
+void check(const PackedWeightLayout& l) {
+  if (std::string why = l.invalid_reason(); !why.empty()) throw Error(ErrorKind::invalid_argument, "packed weight", why);
+}
+}  // namespace
+
+std::vector<int8_t> pack_weight(const PackedWeightLayout& l, const int8_t* w) {
+  check(l);
+  std::vector<int8_t> out(size_t(l.bytes()), 0);
+  for (int64_t row = 0; row < l.n; ++row)
+    for (int64_t col = 0; col < l.k; col += 16) {  // 16-byte pieces: k is a multiple of 16
+      std::memcpy(out.data() + l.offset(row, col), w + row * l.k + col, 16);
+    }
+  return out;
+}
+
+std::vector<int8_t> unpack_weight(const PackedWeightLayout& l, const int8_t* packed) {
+  check(l);
+  std::vector<int8_t> w(size_t(l.n * l.k));
+  for (int64_t row = 0; row < l.n; ++row)
+    for (int64_t col = 0; col < l.k; col += 16) {
+      std::memcpy(w.data() + row * l.k + col, packed + l.offset(row, col), 16);
+    }
+  return w;
+}
+
+}  // namespace i8g
