@@ -8,7 +8,9 @@
 # e.g. "--experimental-wgmma --filter wgmma_tma"), STAGE_TIMEOUT (seconds a
 # stage may run, default 580), TITLE (the report's title). Writes into $OUT: gpu_bench.log,
 # bench.json, peers.json, torch.json, report.{md,csv,json,png}, race.txt (after a tune: every
-# candidate's time per bucket against the winner).
+# candidate's time per bucket against the winner); with --experimental-packed-weight in
+# TUNE_FLAGS also race.json and packed.md (scripts/packed_report.py: the packed twins against
+# the plain kernels).
 # Exit status: non-zero when a stage failed (the others still run).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +53,12 @@ if has tune; then
     --samples "${TUNE_SAMPLES:-20}" --cache "$TUNE_CACHE" --resume ${TUNE_FLAGS:-}
   # every candidate's tune time per bucket, against its winner (kept with the logs)
   "$BUILD/tools/i8gemm" inspect race --cache "$TUNE_CACHE" >"$OUT/race.txt" 2>&1 || echo "inspect race failed (race.txt)"
+  # with --experimental-packed-weight: each bucket's best packed twin against the plain kernels
+  if [[ " ${TUNE_FLAGS:-} " == *" --experimental-packed-weight "* ]]; then
+    "$BUILD/tools/i8gemm" inspect race --cache "$TUNE_CACHE" --json >"$OUT/race.json" 2>/dev/null &&
+      python3 scripts/packed_report.py "$OUT/race.json" | tee "$OUT/packed.md" | tee -a "$LOG" ||
+      { status=1; echo "packed report failed"; }
+  fi
 fi
 if has bench; then
   stage "bench" "$BUILD/tools/i8gemm" bench "${shapes_flags[@]}" --m "$MS" --samples "$SAMPLES" \

@@ -11,6 +11,12 @@ import sys
 TILE = re.compile(r"_bm(\d+)_bn(\d+)_bk(\d+)_wg\d+_s\d+_sc(\d+)")
 
 
+def short(name):
+    """The config part of a kernel name (from _bm on); other candidates as they are."""
+    at = name.find("_bm")
+    return name[at + 1:] if at >= 0 else name
+
+
 def main(path):
     doc = json.load(open(path))
     print("| problem | M | best _pw1 | us | same tile, plain | us | pw/plain | best plain (any) | us | pw/best |")
@@ -30,10 +36,10 @@ def main(path):
         best = min(plain, key=lambda c: c["graph_median_us"])
         sp = min(same, key=lambda c: c["graph_median_us"]) if same else None
         t = pw["graph_median_us"]
-        print(f"| {b['problem']} | {b['m_bucket']} | {pw['candidate'].split('_nk_')[-1]} | {t:.2f} | "
-              + (f"{sp['candidate'].split('_nk_')[-1]} | {sp['graph_median_us']:.2f} | {t / sp['graph_median_us']:.3f} | "
+        print(f"| {b['problem']} | {b['m_bucket']} | {short(pw['candidate'])} | {t:.2f} | "
+              + (f"{short(sp['candidate'])} | {sp['graph_median_us']:.2f} | {t / sp['graph_median_us']:.3f} | "
                  if sp else "(none) | | | ")
-              + f"{best['candidate'].split('_nk_')[-1]} | {best['graph_median_us']:.2f} | {t / best['graph_median_us']:.3f} |")
+              + f"{short(best['candidate'])} | {best['graph_median_us']:.2f} | {t / best['graph_median_us']:.3f} |")
     return worst
 
 
