@@ -333,14 +333,15 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
     if (kc.stages >= 2 && invalid_reason(p, kc, t).empty())
       out.push_back(kc);
   }
-  // The packed-weight twins (Target::experimental_packed_weight) of the small-M tiles: the
-  // ping-pong 64-row tiles up to 128 columns with one K tile a stage (as deep a ring as fits) and
-  // their bk-256 twins, each reading the weight as one contiguous bulk copy a stage.
+  // The packed-weight twins (Target::experimental_packed_weight) of the small- and mid-M tiles:
+  // every unclustered tile of up to 128 rows and 128 columns (both schedules) and the bk-256
+  // twins, with as deep a ring as fits, each reading the weight as one contiguous bulk copy a
+  // stage.
   if (t.experimental_packed_weight) {
     const size_t offered = out.size();
     for (size_t i = 0; i < offered; ++i) {
       const KernelConfig& o = out[i];
-      if (o.schedule != kPingPong || o.bm != kWgM || o.bn > 128 || o.cluster_m != 1 || o.epilogue_store != 0) continue;
+      if (o.bm > 128 || o.bn > 128 || o.cluster_m != 1 || o.epilogue_store != 0) continue;
       KernelConfig pc = o;
       pc.packed_weight = 1;
       pc.stages = fitting_stages(pc, t);

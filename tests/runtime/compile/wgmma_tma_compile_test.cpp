@@ -172,7 +172,7 @@ TEST(WgmmaTma, SplitKCandidatesCompileCleanlyForBothSchedules) {
 }
 
 // The packed-weight twins (tune --experimental-packed-weight) of 2560 x 4096, one and two K tiles a
-// stage, then one of each over N and K tails with the heaviest epilogue operands.
+// stage, both schedules, then one of each bk over N and K tails with the heaviest epilogue operands.
 TEST(WgmmaTma, PackedWeightTwinsCompileCleanly) {
   Target t = hopper();
   t.experimental_packed_weight = true;
@@ -184,7 +184,8 @@ TEST(WgmmaTma, PackedWeightTwinsCompileCleanly) {
     for (const KernelConfig& c : candidates(p, t))
       if (c.family == Family::wgmma_tma && c.packed_weight && (p.n == 2560 || heavy_bk.insert(c.bk).second))
         specs.push_back({p, c, "sm_90a"});
-  EXPECT_EQ(specs.size(), 10u) << "bn 48, 64, 80, 128 at bk 128 and 256, then one of each bk";
+  EXPECT_EQ(specs.size(), 16u) << "ping-pong 64 x 48, 64, 80, 128 at bk 128 and 256, ping-pong 128 x 64, 128, "
+                                  "cooperative 128 x 48, 64, 80, 128, then one of each bk";
   compile_and_check(specs, true);
 }
 
