@@ -184,7 +184,11 @@ def shape_table(key, by_m, ceiling_opc):
     name, n, k = key
     names = contender_order({c for cells in by_m.values() for c in cells} - BASELINE_ONLY)
     notes = {}
-    head = ["M"] + names + ["best peer", "i8gemm / best peer", "i8gemm MHz, ops/clk/SM", "best peer MHz, ops/clk/SM"]
+    # i8gemm under other settings (i8gemm_packed: bench --experimental-packed-weight) get their own
+    # ratio against the same best peer, after the clocks.
+    variants = [c for c in names if c.startswith(OURS + "_")]
+    head = (["M"] + names + ["best peer", "i8gemm / best peer", "i8gemm MHz, ops/clk/SM", "best peer MHz, ops/clk/SM"]
+            + [f"{v} / best peer" for v in variants])
     lines = [f"## {name} (N={n}, K={k}, weight {n * k / 1e6:.1f} MB)", "",
              f"µs per call (graph replay median); in parentheses weight TB/s for M ≤ {DECODE_MAX_M}, "
              "TOPS otherwise. ✗: output did not verify (never counted as best peer). "
@@ -198,6 +202,7 @@ def shape_table(key, by_m, ceiling_opc):
         row += [f"{peer['contender']} {peer_t:.2f}" if peer else "—",
                 ratio_text(peer_t, time_us(ours) if ours else None),
                 clock_text(ours, ceiling_opc), clock_text(peer, ceiling_opc)]
+        row += [ratio_text(peer_t, time_us(cells[v]) if v in cells else None) for v in variants]
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
     lines += [f"[{i}] {reason}" for reason, i in notes.items()]

@@ -10,7 +10,8 @@
 # bench.json, peers.json, torch.json, report.{md,csv,json,png}, race.txt (after a tune: every
 # candidate's time per bucket against the winner); with --experimental-packed-weight in
 # TUNE_FLAGS also race.json and packed.md (scripts/packed_report.py: the packed twins against
-# the plain kernels).
+# the plain kernels in the tune), and bench times each bucket's fastest twin as i8gemm_packed
+# (in bench.json and the report, beside the peers).
 # Exit status: non-zero when a stage failed (the others still run).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -61,8 +62,10 @@ if has tune; then
   fi
 fi
 if has bench; then
+  packed_flag=()  # the tune raced packed-weight twins: time each bucket's fastest beside prepare's kernel
+  [[ " ${TUNE_FLAGS:-} " == *" --experimental-packed-weight "* ]] && packed_flag=(--experimental-packed-weight)
   stage "bench" "$BUILD/tools/i8gemm" bench "${shapes_flags[@]}" --m "$MS" --samples "$SAMPLES" \
-    --cache "$TUNE_CACHE" --json "$OUT/bench.json"
+    --cache "$TUNE_CACHE" --json "$OUT/bench.json" "${packed_flag[@]}"
 fi
 if has peers; then
   if [ -x "$BUILD/bench/i8gemm_peers" ]; then

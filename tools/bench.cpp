@@ -1,6 +1,6 @@
 // i8gemm bench: the kernel prepare chooses (tuned winner or default) against the tuner's own
-// cuBLASLt int8 -> int32 + dequant candidate (and its two halves apart) and cuBLASLt bf16, in
-// one run, graph-replayed (every row, first) and eager (every row, after), over rotating
+// cuBLASLt int8 -> int32 + dequant candidate (and its two halves apart) and cuBLASLt bf16 (and,
+// with --experimental-packed-weight, the fastest packed-weight twin the tune raced), in one run, graph-replayed (every row, first) and eager (every row, after), over rotating
 // buffers (> 256 MB) with random data, the SM clock sampled. Prints a table; --csv / --json
 // write one row per contender (the schema bench/report.py merges with the peers' rows).
 #include <fmt/format.h>
@@ -13,8 +13,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "cache/cache.hpp"
 #include "core/error.hpp"
 #include "generator/generator.hpp"
+#include "generator/packed_weight.hpp"
 #include "runtime/gpu/clock_sampler.hpp"
 #include "runtime/gpu/cublaslt.hpp"
 #include "runtime/gpu/device_buffer.hpp"
@@ -34,6 +36,7 @@ struct BenchFlags {
   ProblemFlags problem;
   std::string cache, m = "1,16,256,4096", csv, json;
   int device = 0, samples = 50;
+  bool packed = false;  // --experimental-packed-weight
 };
 
 // One contender's timings in one row; status "ok" or why it has none.
@@ -47,8 +50,10 @@ struct Measured {
 // Contenders, in the table's column order. cublaslt_i8 is int8 -> int32 alone (no dequant):
 // the line a fused kernel has to beat, not a peer of the fused operator; dequant is the
 // baseline's second kernel alone (so the two halves of cublaslt_i8_dq_tuner are visible).
-const std::vector<std::string> kContenders = {"i8gemm", "cublaslt_i8_dq_tuner", "cublaslt_i8", "dequant",
-                                              "cublaslt_bf16"};
+// i8gemm_packed (--experimental-packed-weight): the fastest packed-weight twin of the bucket's race,
+// on packs of the same weights; not what serving runs (it passes the plain weight).
+const std::vector<std::string> kContenders = {"i8gemm", "i8gemm_packed", "cublaslt_i8_dq_tuner", "cublaslt_i8",
+                                              "dequant", "cublaslt_bf16"};
 
 struct Row {
   std::string shape, kernel;
@@ -115,10 +120,33 @@ struct Timer {
   }
 };
 
+// The fastest fully timed packed-weight twin (_pw1) that a tune on this GPU and arch raced for p at
+// M bucket m (tune --experimental-packed-weight), by graph median over every such row the cache
+// holds; nullopt when none.
+std::optional<KernelSpec> fastest_packed(const std::vector<cache::Timing>& timings, const DeviceInfo& dev,
+                                         const GemmProblem& p, int64_t m) {
+  const cache::Timing* best = nullptr;
+  for (const cache::Timing& t : timings) {
+    if (t.key.problem_key != p.key() || t.key.m_bucket != m || t.key.arch != dev.target.arch ||
+        t.key.gpu_name != dev.name || t.status != cache::CandidateStatus::ok || !t.graph_median_us)
+      continue;
+    std::optional<Candidate> c;
+    try {
+      c = parse_candidate(t.candidate);
+    } catch (const Error&) {
+      continue;
+    }
+    const KernelSpec* k = kernel_of(*c);
+    if (k && k->config.packed_weight && (!best || *t.graph_median_us < *best->graph_median_us)) best = &t;
+  }
+  if (!best) return std::nullopt;
+  return *kernel_of(parse_candidate(best->candidate));
+}
+
 // One row's pass: the graph pass fills r (prepare, times, verification), the eager pass adds
-// eager and host times to it.
+// eager and host times to it. `packed`: the packed-weight twin to time beside prepare's kernel.
 void bench_one(Engine& e, const GemmProblem& p, int64_t m, const TimingPlan& base, ClockSampler& clock,
-               std::mt19937_64& rng, Pass pass, Row& r) {
+               std::mt19937_64& rng, Pass pass, const std::optional<KernelSpec>& packed, Row& r) {
   I8G_CU(cuCtxSetCurrent(e.context()));
   Stream st;
   e.prepare(p, m);
@@ -144,6 +172,32 @@ void bench_one(Engine& e, const GemmProblem& p, int64_t m, const TimingPlan& bas
     const KernelInstance bare = e.instantiate(*spec, m);
     r.host_run_us = host_us_per_call(ours, st.s);
     r.host_launch_us = host_us_per_call([&](int call) { bare.launch(ops.args(call), st.s); }, st.s);
+  }
+  if (packed) {
+    // Its output on set 0 must be prepare's kernel's (verified against cuBLASLt below) before it
+    // is timed; the eager pass times it only where the graph pass did.
+    Measured& into = r.by["i8gemm_packed"];
+    try {
+      const KernelInstance k = e.instantiate(*packed, m);
+      const std::vector<DeviceBuffer>* w = &ops.packed(packed_weight_layout(*packed), st.s);
+      auto launch = [&](int call) { k.launch(ops.args(call, w), st.s); };
+      bool same = true;
+      if (graph_pass) {
+        std::vector<uint8_t> a(ops.out_bytes), b(ops.out_bytes);
+        ours(0);
+        I8G_CU(cuStreamSynchronize(st.s));
+        ops.out[0].download(a.data(), a.size());
+        ops.out[0].fill(0xff);
+        launch(0);
+        I8G_CU(cuStreamSynchronize(st.s));
+        ops.out[0].download(b.data(), b.size());
+        same = a == b;
+        if (!same) into.status = "output differs from prepare's kernel's: " + packed->name();
+      }
+      if (same) time(into, launch, packed->name());
+    } catch (const Error& err) {
+      into.status = err.what();
+    }
   }
 
   try {
@@ -216,6 +270,9 @@ void run_bench(const BenchFlags& o) {
   ClockSampler clock(e->device().pci_bus_id);
   if (!clock.available()) fmt::print(stderr, "i8gemm: no SM clock readings: {}\n", clock.why());
   std::mt19937_64 rng(std::random_device{}());
+  // --experimental-packed-weight: the race the tune stored (read once; a missing cache is an error).
+  std::vector<cache::Timing> timings;
+  if (o.packed) timings = cache::Cache(resolve_cache_path(o.cache), cache::Cache::Mode::read_only).all_timings();
   std::vector<Row> rows;
   for (Pass pass : {Pass::graph, Pass::eager}) {
     size_t at = 0;
@@ -227,7 +284,8 @@ void run_bench(const BenchFlags& o) {
         }
         Row& r = rows[at++];
         fmt::print(stderr, "  bench {} M={} ({})\n", r.shape, m, pass == Pass::graph ? "graph replay" : "eager");
-        bench_one(*e, problems[i], m, plan, clock, rng, pass, r);
+        bench_one(*e, problems[i], m, plan, clock, rng, pass,
+                  o.packed ? fastest_packed(timings, e->device(), problems[i], m) : std::nullopt, r);
       }
   }
   const int sms = e->device().target.sm_count;
@@ -248,6 +306,7 @@ void run_bench(const BenchFlags& o) {
                ours.clock.sm_mhz, lt.status == "ok" ? fmt::format("{:.2f}x", lt.graph.median_us / t) : "n/a",
                r.verified ? "yes" : "NO", r.kernel);
     for (const std::string& c : kContenders) {
+      if (!r.by.count(c)) continue;  // not asked for (i8gemm_packed without the flag)
       const Measured x = get(c);
       const bool ok = x.status == "ok";
       auto num = [&](double v) { return ok ? nlohmann::json(v) : nlohmann::json(nullptr); };
@@ -276,6 +335,27 @@ void run_bench(const BenchFlags& o) {
     if (r.host_run_us > 0)
       fmt::print("{:<14} {:>5} {:>10.2f} {:>12.2f} {:>10.2f}\n", r.shape, r.m, r.host_run_us, r.host_launch_us,
                  r.host_run_us - r.host_launch_us);
+  if (o.packed) {
+    fmt::print("\nthe fastest packed-weight twin of each bucket's race (graph-replay medians, us), against "
+               "prepare's kernel\n{:<14} {:>5} {:>10} {:>14} {:>8}  {}\n", "shape", "M", "i8gemm", "i8gemm_packed",
+               "ratio", "packed twin");
+    for (const Row& r : rows) {
+      const Measured& ours = r.by.at("i8gemm");
+      const auto it = r.by.find("i8gemm_packed");
+      if (it == r.by.end()) {
+        fmt::print("{:<14} {:>5} {:>10.2f} {:>14} {:>8}  (none raced for this bucket)\n", r.shape, r.m,
+                   ours.graph.median_us, "n/a", "");
+        continue;
+      }
+      const Measured& pk = it->second;
+      if (pk.status != "ok") {
+        fmt::print("{:<14} {:>5} {:>10.2f} {:>14} {:>8}  {}\n", r.shape, r.m, ours.graph.median_us, "n/a", "", pk.status);
+        continue;
+      }
+      fmt::print("{:<14} {:>5} {:>10.2f} {:>14.2f} {:>7.3f}x  {}\n", r.shape, r.m, ours.graph.median_us,
+                 pk.graph.median_us, pk.graph.median_us / ours.graph.median_us, pk.note);
+    }
+  }
   if (!o.csv.empty()) std::ofstream(o.csv) << csv;
   if (!o.json.empty()) {
     nlohmann::json js = json_document("bench");
@@ -298,6 +378,10 @@ void setup_bench(CLI::App& app) {
   cmd->add_option("--samples", opts->samples, "timed samples (20 launches each)")->check(CLI::Range(3, 1000));
   cmd->add_option("--csv", opts->csv, "also write the table as CSV to this file");
   cmd->add_option("--json", opts->json, "also write the results as JSON to this file");
+  cmd->add_flag("--experimental-packed-weight", opts->packed,
+                "also time, per row, the fastest packed-weight twin (_pw1) that `tune --experimental-packed-weight` "
+                "raced for that M bucket in the cache (contender i8gemm_packed, on a pack of the same weights, its "
+                "output checked against prepare's kernel's first)");
   cmd->callback([opts] { run_bench(*opts); });
 }
 

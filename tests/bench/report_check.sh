@@ -34,4 +34,20 @@ echo '{"rows": [' > "$tmp/bad.json"
 if python3 "$root/bench/report.py" "$tmp/bad.json" --md "$tmp/b.md" --csv "$tmp/b.csv" --json "$tmp/b.json" \
      --png "$tmp/b.png" 2> "$tmp/stderr"; then fail "bad JSON accepted"; fi
 grep -q 'cannot read JSON' "$tmp/stderr" || fail "no message for bad JSON"
+# An i8gemm variant (i8gemm_packed, from bench --experimental-packed-weight) is a column, never a
+# peer, with its own ratio against the same best peer: 61.31 / 50.0 at M=4096.
+python3 - "$root/tests/bench/report_fixture.json" "$tmp/v.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["rows"].append({"contender": "i8gemm_packed", "shape": "tp4_qkv", "n": 2560, "k": 4096, "m": 4096, "status": "ok",
+                  "graph_median_us": 50.0, "graph_p90_us": 50.5, "graph_min_us": 49.8, "sm_mhz": 1700,
+                  "power_w": 690, "verified": True, "note": "a packed twin"})
+json.dump(d, open(sys.argv[2], "w"))
+PY
+python3 "$root/bench/report.py" "$tmp/v.json" --md "$tmp/v.md" --csv "$tmp/v.csv" --json "$tmp/vr.json" \
+  --png "$tmp/v.png" > /dev/null 2>&1 || fail "exit status with a variant row"
+grep -qF '| i8gemm_packed / best peer |' "$tmp/v.md" || fail "expected the variant's ratio column"
+grep '^| 4096 |' "$tmp/v.md" | grep -qF '| cutlass_best 61.31 | 1.16x |' || fail "the variant must not be the best peer"
+grep '^| 4096 |' "$tmp/v.md" | grep -qE '\| 1\.23x \|$' || fail "expected the variant's ratio 1.23x at M=4096"
+
 echo "report_check: ok"
