@@ -9,18 +9,16 @@
 namespace i8g {
 
 int64_t PackedWeightLayout::offset(int64_t row, int64_t col) const {
-  const int64_t tn = row / bn, r = row % bn;
   const int64_t kt = col / 128, s = kt / kp, j = kt % kp;
-  const int64_t c = (col % 128) / 16, b = col % 16;
-  return (tn * stages() + s) * stage_bytes() + (j * bn + r) * 128 + 16 * (c ^ (r % 8)) + b;
+  const int64_t r = row % 8, c = (col % 128) / 16, b = col % 16;
+  return s * stage_bytes() + (row / 8) * kp * 1024 + j * 1024 + r * 128 + 16 * (c ^ r) + b;
 }
 
-std::string PackedWeightLayout::name() const { return fmt::format("bn{}_kp{}", bn, kp); }
+std::string PackedWeightLayout::name() const { return fmt::format("kp{}", kp); }
 
 std::string PackedWeightLayout::invalid_reason() const {
   if (n <= 0 || k <= 0) return fmt::format("a packed weight needs N, K > 0 (N={}, K={})", n, k);
   if (k % 16) return fmt::format("K={} is not a multiple of 16", k);
-  if (bn <= 0 || bn % 8 || bn > 256) return fmt::format("bn={}: a packed tile width is a multiple of 8 up to 256", bn);
   if (kp != 1 && kp != 2) return fmt::format("kp={}: a packed stage holds 1 or 2 K tiles", kp);
   return {};
 }
@@ -29,7 +27,7 @@ PackedWeightLayout packed_weight_layout(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
   if (c.packed_weight != 1)
     throw Error(ErrorKind::invalid_argument, "packed weight", fmt::format("{} reads the plain weight", spec.name()));
-  return {spec.problem.n, spec.problem.k, c.bn, c.bk / 128};
+  return {spec.problem.n, spec.problem.k, c.bk / 128};
 }
 
 namespace {

@@ -75,10 +75,10 @@ struct KernelConfig {
   int epilogue_store = 0;             // wgmma_tma: 1 stages the output tile in shared memory and
                                       // writes it with a TMA store (templates/tma_store.cuh);
                                       // names carry it only where it is 1
-  int packed_weight = 0;              // wgmma_tma: 1 reads the weight pre-packed for this tile
-                                      // (generator/packed_weight.hpp: each ring stage of w one
-                                      // contiguous, pre-swizzled block, one bulk copy) instead of
-                                      // the [N,K] weight; names carry it only where it is 1
+  int packed_weight = 0;              // wgmma_tma: 1 reads the weight pre-packed for its bk
+                                      // (generator/packed_weight.hpp: a tile's rows of a ring
+                                      // stage one contiguous, pre-swizzled block, one bulk copy)
+                                      // instead of the [N,K] weight; names carry it only where 1
 
   int threads() const;
   int static_smem_bytes() const;  // shared memory the template declares for this tile

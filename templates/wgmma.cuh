@@ -133,9 +133,10 @@ I8G_WGMMA_S8(256, 128, 129,
 #undef I8G_WG_R15
 
 // One K tile (128 bytes of k, four k32 steps) of MI m64nBN instructions: A's instruction i at
-// sa + 64*128*i, B at sb, both 128B-swizzled K-major tiles; the accumulators pinned around the
+// sa + 64*128*i, B at sb, both 128B-swizzled K-major tiles (B's 8-row groups B_SBO bytes apart:
+// kAtomBytes, or kp * 1024 in a packed weight's stage); the accumulators pinned around the
 // asynchronous MMAs; one commit group. The caller waits (wait_group) as its pipeline allows.
-template <int MI, int BN>
+template <int MI, int BN, unsigned B_SBO = wg::kAtomBytes>
 __device__ __forceinline__ void mma_k_tile(int (&acc)[MI][BN / 2], unsigned sa, unsigned sb) {
 #pragma unroll
   for (int i = 0; i < MI; ++i) fence_operands(acc[i]);
@@ -144,7 +145,7 @@ __device__ __forceinline__ void mma_k_tile(int (&acc)[MI][BN / 2], unsigned sa, 
   const wg::u32 a_lo = wg::desc_lo(sa), b_lo = wg::desc_lo(sb);
 #pragma unroll
   for (int kk = 0; kk < wg::kRowBytes / wg::kK; ++kk) {
-    const wg::u64 db = wg::desc_of(b_lo + wg::desc_step(wg::k_step_offset(kk)));
+    const wg::u64 db = wg::desc_of(b_lo + wg::desc_step(wg::k_step_offset(kk)), wg::desc_hi(B_SBO));
 #pragma unroll
     for (int i = 0; i < MI; ++i)
       wgmma_s8<BN>(acc[i], wg::desc_of(a_lo + wg::desc_step(i * wg::kM * wg::kRowBytes + wg::k_step_offset(kk))), db);

@@ -62,8 +62,12 @@ I8G_WG_HD constexpr u32 desc_swizzle(u64 d) { return u32(d >> 62); }
 // word (SBO, swizzle) is the same for every tile here, so a descriptor is one 32-bit add away
 // from its neighbours: what the mainloop issues per wgmma instead of re-encoding an address.
 I8G_WG_HD constexpr u32 desc_lo(u32 smem_addr, u32 lbo = 16) { return u32(desc_encode(smem_addr) | (desc_encode(lbo) << 16)); }
-constexpr u32 kDescHi = u32(desc_encode(kAtomBytes) | (kSwizzle128B << 30));
-I8G_WG_HD constexpr u64 desc_of(u32 lo) { return (u64(kDescHi) << 32) | lo; }
+// The high word for `sbo` bytes between 8-row groups: kAtomBytes where the atoms of one K tile
+// are stacked (every TMA-loaded tile), more where a packed weight interleaves K tiles
+// (generator/packed_weight.hpp: kp * 1024).
+I8G_WG_HD constexpr u32 desc_hi(u32 sbo) { return u32(desc_encode(sbo) | (kSwizzle128B << 30)); }
+constexpr u32 kDescHi = desc_hi(kAtomBytes);
+I8G_WG_HD constexpr u64 desc_of(u32 lo, u32 hi = kDescHi) { return (u64(hi) << 32) | lo; }
 I8G_WG_HD constexpr u32 desc_step(u32 bytes) { return bytes >> 4; }
 
 // k32 step s (0..3) of a 128-byte row starts 32 * s bytes into the atom: the descriptor's start

@@ -45,10 +45,13 @@
 // or remote arrival) and at the end (no block exits while the other may still arrive on its
 // barriers). docs/wgmma_tma.md, "Clusters".
 //
-// Packed weight (PW = 1, the config's pw1): args.w is the weight pre-packed for this tile width and
-// KP (generator/packed_weight.hpp): each stage's w tiles are one contiguous, already swizzled
-// block that the producer brings with one bulk copy (no w map), and a stage holds its KP x boxes
-// first, then its KP w tiles. Bytes past N or K are zeros in the pack, so tails need no code.
+// Packed weight (PW = 1, the config's pw1): args.w is the weight pre-packed for KP K tiles a stage
+// (generator/packed_weight.hpp): a stage's rows of any tile are one contiguous, already swizzled
+// block — 8-row groups of KP 1024-byte atoms — that the producer brings with one bulk copy (no w
+// map). A stage holds its KP x boxes first, then that block, whose K tile j the descriptors read
+// from atom j with KP * 1024 bytes between 8-row groups. The pack has zeros past K; past N it
+// ends (rounded up to 8 rows), so a last tile column copies only its rows there, and its other
+// rows keep an older stage's bytes, which feed only columns past N (never stored).
 //
 // The tensor maps are encoded by the host for each launch (x: {K, M}, w: {K, N}, UINT8, 128B
 // swizzle, zero fill out of bounds) and passed by value as __grid_constant__ parameters. TMA
@@ -108,11 +111,13 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   constexpr int W_ROWS = BN / CM;          // rows of the w tile this block loads (all of it when CM = 1)
   constexpr int W_BOX_BYTES = W_ROWS * BK;
   constexpr int READERS = PP ? 1 : 2;      // consumer warpgroups of a block that read each stage
-  // K tile j of a stage: its x box at j * X_STEP, its w tile at W_BASE + j * W_STEP (x, w, x, w;
-  // a packed weight: x, x, w, w, the w tiles one contiguous block).
+  // K tile j of a stage: its x box at j * X_STEP, its w tile at W_BASE + j * W_STEP with W_SBO
+  // bytes between 8-row groups (x, w, x, w; a packed weight: x, x, then the w block, its K tiles
+  // interleaved by 8-row group).
   constexpr int X_STEP = PW ? A_BYTES : SUB_BYTES;
   constexpr int W_BASE = PW ? KP * A_BYTES : A_BYTES;
-  constexpr int W_STEP = PW ? W_BOX_BYTES : SUB_BYTES;
+  constexpr int W_STEP = PW ? wg::kAtomBytes : SUB_BYTES;
+  constexpr unsigned W_SBO = PW ? unsigned(KP * wg::kAtomBytes) : unsigned(wg::kAtomBytes);
   static_assert(PW == 0 || (PW == 1 && CM == 1 && CK == 1 && SPLIT_K == 1 && ES == 0),
                 "PW: a packed weight is for unclustered, unsplit tiles with register stores");
   static_assert(PP == 0 || PP == 1, "PP: 0 cooperative, 1 ping-pong");
@@ -247,7 +252,8 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     if (t != 0) return;
     int stage = 0;
     unsigned phase = 0;
-    const int kstages = (ktiles + KP - 1) / KP;  // a packed weight's stages per tile column
+    // A packed weight: a stage's block is rows8 * KP * 128 bytes (N rounded up to 8 rows).
+    const long long packed_stage = (N + 7) / 8 * 8 * (KP * BK);
     for (int u = cluster; u < units; u += clusters) {
       const Work w = work_of(u);
       const int tm = w.tm, tn = w.tn;
@@ -258,13 +264,16 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
       const int x_row = CM > 1 && tm >= tiles_m ? (tiles_m - 1) * BM : tm * BM;
       int w_row = tn * BN + int(CM > 1 ? rank : 0u) * W_ROWS;  // a K pair's blocks load the same w rows
       if (CM > 1 && w_row >= N) w_row = int(N) - 1;
+      // A packed weight: the tile's rows in the pack (BN, fewer in a last tile column past N).
+      const int packed_bytes = PW ? int(min((long long)BN, (N + 7) / 8 * 8 - w_row)) * (KP * BK) : 0;
       for (int kt = w.k0; kt < w.k0 + w.n; kt += KP) {
         const int subs = min(KP, w.k0 + w.n - kt);  // a unit's last stage may hold one K tile
         tma::mbar_wait(empty(stage), phase ^ 1u);
         // Each block expects all of the stage's bytes on its own full barrier: its x boxes, its w
         // shares and the other block's w shares, whose bytes may land before this arrive (the
         // barrier's tx count then runs negative until it; the phase cannot complete without it).
-        tma::mbar_arrive_expect_tx(full(stage), subs * (SUB_BYTES - (BM - X_ROWS) * BK));
+        tma::mbar_arrive_expect_tx(full(stage), PW ? subs * X_ROWS * BK + packed_bytes
+                                                   : subs * (SUB_BYTES - (BM - X_ROWS) * BK));
         const unsigned sbase = base + unsigned(stage) * STAGE_BYTES;
 #pragma unroll
         for (int j = 0; j < KP; ++j) {
@@ -278,10 +287,9 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
           else
             tma::load_box(wdst, &wmap, full(stage), (kt + j) * BK, w_row);
         }
-        if (PW)  // the stage's w tiles, contiguous in the pack: tile column tn, stage kt / KP
-          tma::bulk_load(sbase + unsigned(W_BASE),
-                         args.w + ((long long)tn * kstages + kt / KP) * (KP * W_BOX_BYTES), unsigned(subs * W_BOX_BYTES),
-                         full(stage));
+        if (PW)  // the tile's rows of stage kt / KP, contiguous in the pack (every K tile of it)
+          tma::bulk_load(sbase + unsigned(W_BASE), args.w + (kt / KP) * packed_stage + (long long)w_row * (KP * BK),
+                         unsigned(packed_bytes), full(stage));
         if (++stage == STAGES) {
           stage = 0;
           phase ^= 1u;
@@ -340,11 +348,12 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
       // One commit group per K tile; waiting until only this stage's groups may be in flight
       // completes the previous stage's: its slot is free.
       if (KP == 1 || kt + 1 == w.n) {
-        mma_k_tile<MI, BN>(acc, sa, sb);
+        mma_k_tile<MI, BN, W_SBO>(acc, sa, sb);
         tma::wgmma_wait<1>();
       } else {
 #pragma unroll
-        for (int j = 0; j < KP; ++j) mma_k_tile<MI, BN>(acc, sa + unsigned(j * X_STEP), sb + unsigned(j * W_STEP));
+        for (int j = 0; j < KP; ++j)
+          mma_k_tile<MI, BN, W_SBO>(acc, sa + unsigned(j * X_STEP), sb + unsigned(j * W_STEP));
         tma::wgmma_wait<KP>();
       }
 #pragma unroll

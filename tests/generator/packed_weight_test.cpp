@@ -1,11 +1,12 @@
 // The packed weight (generator/packed_weight.hpp) and wgmma_tma's packed-weight twins: the pack
 // holds every weight byte once, zeros elsewhere, in exactly the place where the kernel's wgmma
-// descriptors read it once a stage is bulk-copied to a 1024-byte aligned ring slot
-// (templates/wgmma_frag.h, canonical_addr: an independent statement of the 128B swizzle); the
-// twins are offered only with the experimental flag, keep their plain twins' tiles, refuse what
-// they never run with, and are never the untuned default.
+// descriptors read it once a tile's rows of a stage are bulk-copied to a 1024-byte aligned ring
+// slot, for every tile width (templates/wgmma_frag.h, canonical_addr: an independent statement
+// of the 128B swizzle); the twins are offered only with the experimental flag, keep their plain
+// twins' tiles, refuse what they never run with, and are never the untuned default.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -25,14 +26,15 @@ std::vector<int8_t> random_weight(int64_t n, int64_t k, unsigned seed) {
   return w;
 }
 
-// Shapes with N and K tails: N past the last whole tile, K not a whole number of 128-byte tiles,
-// and with kp = 2 an odd number of K tiles (the last stage half zeros).
+// Shapes with N and K tails: N not a multiple of 8 (1001, 130), K not a whole number of 128-byte
+// tiles, and with kp = 2 an odd number of K tiles (the last stage half zeros).
 struct Case {
   int64_t n, k;
-  int bn, kp;
+  int kp;
 };
-constexpr Case kCases[] = {{256, 512, 64, 1}, {256, 512, 64, 2},  {1000, 4080, 48, 2}, {1001, 400, 80, 2},
-                           {130, 384, 128, 2}, {96, 144, 96, 1}, {2560, 4096, 48, 2}};
+constexpr Case kCases[] = {{256, 512, 1}, {256, 512, 2}, {1000, 4080, 2}, {1001, 400, 2},
+                           {130, 384, 2}, {96, 144, 1},  {2560, 1024, 2}};
+constexpr int kWidths[] = {48, 64, 80, 96, 128, 256};  // every wgmma_tma tile width reads the same pack
 
 const Target kPacked = [] {
   Target t = Target::from_arch("sm_90a");
@@ -51,12 +53,12 @@ std::vector<KernelConfig> packed_of(const GemmProblem& p, const Target& t = kPac
 
 TEST(PackedWeight, UnpacksToTheWeightWithZerosEverywhereElse) {
   for (const Case& c : kCases) {
-    const PackedWeightLayout l{c.n, c.k, c.bn, c.kp};
+    const PackedWeightLayout l{c.n, c.k, c.kp};
     ASSERT_EQ(l.invalid_reason(), "") << l.name();
     const std::vector<int8_t> w = random_weight(c.n, c.k, unsigned(c.n * 7 + c.k));
     const std::vector<int8_t> packed = pack_weight(l, w.data());
     ASSERT_EQ(int64_t(packed.size()), l.bytes());
-    EXPECT_EQ(l.bytes(), ((c.n + c.bn - 1) / c.bn) * c.bn * (((c.k + 127) / 128 + c.kp - 1) / c.kp) * c.kp * 128);
+    EXPECT_EQ(l.bytes(), (c.n + 7) / 8 * 8 * (((c.k + 127) / 128 + c.kp - 1) / c.kp) * c.kp * 128);
     EXPECT_EQ(unpack_weight(l, packed.data()), w) << l.name() << " n=" << c.n << " k=" << c.k;
     // Every (row, col) has its own byte of the pack; the rest are zeros.
     std::vector<char> used(packed.size(), 0);
@@ -73,35 +75,41 @@ TEST(PackedWeight, UnpacksToTheWeightWithZerosEverywhereElse) {
   }
 }
 
-// A stage block as the kernel's ring slot holds it: K tile j's w tile at j * bn * 128, read by the
-// descriptors as a K-major 128B-swizzled tile (SBO 1024): row r, byte kk at canonical_addr.
-TEST(PackedWeight, EachStageIsTheSwizzledTileTheDescriptorsRead) {
+// A tile's rows of a stage as the kernel's ring slot holds them after one bulk copy: rows
+// [r0, r0 + R) of stage s are the R * kp * 128 bytes at s * stage_bytes + r0 * kp * 128 (R = bn, or
+// what is left of the pack's N rounded up to 8), and K tile j's descriptor (start j * 1024, kp *
+// 1024 bytes between 8-row groups) reads row r, byte kk at canonical_addr.
+TEST(PackedWeight, EachTilesRowsOfAStageAreTheSwizzledTileTheDescriptorsRead) {
   for (const Case& c : kCases) {
-    const PackedWeightLayout l{c.n, c.k, c.bn, c.kp};
+    const PackedWeightLayout l{c.n, c.k, c.kp};
     const std::vector<int8_t> w = random_weight(c.n, c.k, 11);
     const std::vector<int8_t> packed = pack_weight(l, w.data());
-    for (int64_t tn = 0; tn < l.tiles_n(); ++tn)
-      for (int64_t s = 0; s < l.stages(); ++s) {
-        const int8_t* block = packed.data() + (tn * l.stages() + s) * l.stage_bytes();
-        for (int j = 0; j < c.kp; ++j)
-          for (int r = 0; r < c.bn; ++r)
-            for (int kk = 0; kk < 128; ++kk) {
-              const int64_t row = tn * c.bn + r, col = (s * c.kp + j) * 128 + kk;
-              const int8_t want = row < c.n && col < c.k ? w[size_t(row * c.k + col)] : int8_t(0);
-              const unsigned at = wg::canonical_addr(unsigned(j * c.bn * 128), wg::kAtomBytes, r, kk);
-              ASSERT_EQ(block[at], want) << l.name() << " tile " << tn << " stage " << s << " K tile " << j << " row "
-                                         << r << " byte " << kk;
-            }
+    for (int bn : kWidths)
+      for (int64_t r0 = 0; r0 < c.n; r0 += bn) {
+        const int64_t rows = std::min<int64_t>(bn, l.rows8() - r0);
+        for (int64_t s = 0; s < l.stages(); ++s) {
+          const int64_t at = s * l.stage_bytes() + r0 * c.kp * 128;
+          ASSERT_LE(at + rows * c.kp * 128, l.bytes()) << "the copy stays inside the pack";
+          const int8_t* slot = packed.data() + at;
+          for (int j = 0; j < c.kp; ++j)
+            for (int r = 0; r < rows; ++r)
+              for (int kk = 0; kk < 128; ++kk) {
+                const int64_t row = r0 + r, col = (s * c.kp + j) * 128 + kk;
+                const int8_t want = row < c.n && col < c.k ? w[size_t(row * c.k + col)] : int8_t(0);
+                const unsigned byte = wg::canonical_addr(unsigned(j * wg::kAtomBytes), unsigned(c.kp * wg::kAtomBytes), r, kk);
+                ASSERT_EQ(slot[byte], want) << l.name() << " bn " << bn << " rows from " << r0 << " stage " << s
+                                            << " K tile " << j << " row " << r << " byte " << kk;
+              }
+        }
       }
   }
 }
 
 TEST(PackedWeight, MalformedLayoutsAndPlainSpecsAreRefused) {
   const int8_t w[256] = {};
-  EXPECT_THROW(pack_weight({16, 20, 64, 1}, w), Error);   // K not a multiple of 16
-  EXPECT_THROW(pack_weight({16, 16, 60, 1}, w), Error);   // bn not a multiple of 8
-  EXPECT_THROW(pack_weight({16, 16, 64, 3}, w), Error);   // kp 3
-  EXPECT_THROW(pack_weight({0, 16, 64, 1}, w), Error);    // no rows
+  EXPECT_THROW(pack_weight({16, 20, 1}, w), Error);  // K not a multiple of 16
+  EXPECT_THROW(pack_weight({16, 16, 3}, w), Error);  // kp 3
+  EXPECT_THROW(pack_weight({0, 16, 1}, w), Error);   // no rows
   const GemmProblem p{2560, 4096};
   const KernelSpec plain{p, heuristic_default(p, kPacked, 64), "sm_90a"};
   EXPECT_THROW(packed_weight_layout(plain), Error);
@@ -127,8 +135,7 @@ TEST(PackedWeight, TwinsOfTheSmallAndMidTilesOnlyUnderTheFlag) {
     EXPECT_EQ(c.stages, std::min(16, (kPacked.smem_per_block_optin - 1024 - 16) / ((c.bm + c.bn) * c.bk + 16)))
         << s.name();
     const PackedWeightLayout l = packed_weight_layout(s);
-    EXPECT_EQ(l.bn, c.bn);
-    EXPECT_EQ(l.kp, c.bk / 128);
+    EXPECT_EQ(l.name(), c.bk == 128 ? "kp1" : "kp2");
     EXPECT_EQ(tma_box_rows(c, 64).w, c.bn);
     got.insert("sc" + std::to_string(c.schedule) + "_" + std::to_string(c.bm) + "x" + std::to_string(c.bn) + "_bk" +
                std::to_string(c.bk));

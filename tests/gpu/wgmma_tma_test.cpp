@@ -102,10 +102,11 @@ TEST_F(WgmmaTma, EveryCandidateIsExactOverTailsAndManyTiles) {
 }
 
 // The packed-weight twins (tune --experimental-packed-weight): each reads the weight packed once on
-// the host for its tile (generator/packed_weight.hpp), one bulk copy a ring stage. Exact over N
-// and K tails, an odd K tile count (three: a bk-256 twin's last stage half zeros), K = 400 (the
-// last K tile partial), many tiles per block (M = 2048), every epilogue option through one twin,
-// and graph replays with new activations.
+// the host for its bk (generator/packed_weight.hpp), one bulk copy of the tile's rows a ring
+// stage. Exact over N and K tails (N = 1000 and 1001: last tile columns that copy fewer rows than
+// bn), an odd K tile count (three: a bk-256 twin's last stage half zeros), K = 400 (the last K
+// tile partial), many tiles per block (M = 2048), every epilogue option through one twin, and
+// graph replays with new activations.
 TEST_F(WgmmaTma, PackedWeightTwinsAreExactOverTailsAndGraphReplays) {
   target_.experimental_packed_weight = true;
   auto packed = [&](const i8gemm_problem& p) {
