@@ -38,8 +38,8 @@ struct Target {
   // and a TMA store; exact on the H200, not yet faster than the register store). Off by default;
   // `i8gemm tune --experimental-staged-store` sets it. Not part of any cache key either.
   bool experimental_staged_store = false;
-  // Offer wgmma_tma's packed-weight twins (packed_weight = 1: the weight pre-packed per tile,
-  // generator/packed_weight.hpp). Off by default; `i8gemm tune --experimental-packed-weight`
+  // Offer wgmma_tma's packed-weight twins (packed_weight = 1: the weight pre-packed once so that a
+  // tile's rows of a ring stage are one bulk copy, generator/packed_weight.hpp). Off by default; `i8gemm tune --experimental-packed-weight`
   // races them (the tuner packs its weights for them) but never stores one as a winner: serving
   // cannot hand a kernel a packed weight yet. Not part of any cache key.
   bool experimental_packed_weight = false;

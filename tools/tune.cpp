@@ -340,8 +340,8 @@ void setup_tune(CLI::App& app, const std::vector<std::string>& argv) {
                 "also try wgmma_tma's staged-store twins (_es1: the output tile through shared memory and a "
                 "TMA store; sm_90a, bf16/f16 outputs; experimental: exact on the H200, not yet faster; verified bit-exact before timed)");
   cmd->add_flag("--experimental-packed-weight", opts->experimental_packed_weight,
-                "also race wgmma_tma's packed-weight twins (_pw1: the weight pre-packed per tile, one bulk copy a "
-                "stage; sm_90a; each verified bit-exact on its pack of the same weights before timed); they "
+                "also race wgmma_tma's packed-weight twins (_pw1: the weight pre-packed once, a tile's rows of a "
+                "ring stage one bulk copy; sm_90a; each verified bit-exact on its pack of the same weights before timed); they "
                 "appear in `inspect race` and are never stored as winners: serving passes the plain weight");
   cmd->add_option("--arch", opts->arch, "target arch, e.g. sm_90a, sm_80 (default: the GPU's)");
   add_cache_option(*cmd, opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
