@@ -107,6 +107,19 @@ I8G_WG_HD constexpr int stage_bytes(int bm, int bn) { return (bm + bn) * kRowByt
 // tile still fills (a box is per tensor map, not per tile).
 I8G_WG_HD constexpr int x_box_rows(int bm, long long m) { return m >= bm ? bm : m < 1 ? 1 : int(m); }
 
+// --- a packed weight's copies (generator/packed_weight.hpp) -----------------------------------
+// A weight of n rows packed with kp K tiles a stage: the bytes of one stage's block (n rounded
+// up to 8 rows), where the rows of a tile from w_row (a multiple of 8) start in stage s, and how
+// many bytes of its bn rows the pack holds (fewer in a last tile column past n): the one bulk
+// copy a ring stage of a PW kernel issues (templates/wgmma_tma.cuh; host-tested against the pack).
+I8G_WG_HD constexpr long long packed_stage_bytes(long long n, int kp) { return (n + 7) / 8 * 8 * kp * kRowBytes; }
+I8G_WG_HD constexpr long long packed_tile_offset(long long s, long long w_row, long long n, int kp) {
+  return s * packed_stage_bytes(n, kp) + w_row * kp * kRowBytes;
+}
+I8G_WG_HD constexpr int packed_tile_bytes(int bn, long long w_row, long long n, int kp) {
+  return int((bn < (n + 7) / 8 * 8 - w_row ? bn : (n + 7) / 8 * 8 - w_row) * kp * kRowBytes);
+}
+
 // --- persistent tile order --------------------------------------------------------------------
 // Tile `tile` of tiles_m x tiles_n in grouped order: `group` tiles of one dimension at a time,
 // walking the other dimension, so that the blocks running together share operand rows in L2.

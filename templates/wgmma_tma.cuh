@@ -252,8 +252,6 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     if (t != 0) return;
     int stage = 0;
     unsigned phase = 0;
-    // A packed weight: a stage's block is rows8 * KP * 128 bytes (N rounded up to 8 rows).
-    const long long packed_stage = (N + 7) / 8 * 8 * (KP * BK);
     for (int u = cluster; u < units; u += clusters) {
       const Work w = work_of(u);
       const int tm = w.tm, tn = w.tn;
@@ -265,7 +263,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
       int w_row = tn * BN + int(CM > 1 ? rank : 0u) * W_ROWS;  // a K pair's blocks load the same w rows
       if (CM > 1 && w_row >= N) w_row = int(N) - 1;
       // A packed weight: the tile's rows in the pack (BN, fewer in a last tile column past N).
-      const int packed_bytes = PW ? int(min((long long)BN, (N + 7) / 8 * 8 - w_row)) * (KP * BK) : 0;
+      const int packed_bytes = PW ? wg::packed_tile_bytes(BN, w_row, N, KP) : 0;
       for (int kt = w.k0; kt < w.k0 + w.n; kt += KP) {
         const int subs = min(KP, w.k0 + w.n - kt);  // a unit's last stage may hold one K tile
         tma::mbar_wait(empty(stage), phase ^ 1u);
@@ -288,7 +286,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
             tma::load_box(wdst, &wmap, full(stage), (kt + j) * BK, w_row);
         }
         if (PW)  // the tile's rows of stage kt / KP, contiguous in the pack (every K tile of it)
-          tma::bulk_load(sbase + unsigned(W_BASE), args.w + (kt / KP) * packed_stage + (long long)w_row * (KP * BK),
+          tma::bulk_load(sbase + unsigned(W_BASE), args.w + wg::packed_tile_offset(kt / KP, w_row, N, KP),
                          unsigned(packed_bytes), full(stage));
         if (++stage == STAGES) {
           stage = 0;
