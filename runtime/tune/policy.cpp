@@ -73,6 +73,10 @@ double speedup(std::optional<double> baseline_us, double winner_us) {
 }
 
 void decide(BucketResult& r) {
+  // What `inspect race` shows beside a packed-weight twin's time, which may beat the winner's.
+  for (CandidateResult& c : r.candidates)
+    if (!servable(c) && fully_timed(c))
+      c.reason = (c.reason.empty() ? "" : c.reason + "; ") + kNotServableReason;
   r.baseline_us = baseline_us(r.candidates);
   const size_t w = pick_winner(r.candidates);
   if (w == r.candidates.size()) return;

@@ -54,6 +54,9 @@ std::string prune_reason(double probe_us, double best_probe_us, double prune_fac
 // Whether serving could run the candidate: not a kernel that reads a packed weight (raced under
 // `tune --experimental-packed-weight` for its times; serving hands kernels the plain weight).
 bool servable(const CandidateResult& c);
+// The reason decide() adds to a fully timed candidate that is not servable.
+inline constexpr const char* kNotServableReason =
+    "never the winner: reads a packed weight (tune --experimental-packed-weight), serving passes the plain one";
 
 // Deterministic winner among fully timed, servable candidates: lowest graph median, ties within
 // kTieFraction of it broken by the candidate's text. c.size() when none is.
@@ -75,7 +78,8 @@ std::vector<size_t> finalists(const std::vector<CandidateResult>& c);
 // What a finalist's reason says: its first-round graph median and the round's size.
 std::string final_round_reason(double first_round_us, size_t finalists);
 
-// Fills r's winner, baseline_us and speedup from r.candidates.
+// Fills r's winner, baseline_us and speedup from r.candidates, and gives every fully timed
+// candidate that is not servable kNotServableReason.
 void decide(BucketResult& r);
 
 }  // namespace i8g

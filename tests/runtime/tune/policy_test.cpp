@@ -73,6 +73,8 @@ TEST(TunePolicy, APackedWeightKernelNeverWins) {
   ASSERT_TRUE(r.winner.has_value());
   EXPECT_EQ(*r.winner, 1u);
   EXPECT_DOUBLE_EQ(r.speedup, 11.0 / 9.0);
+  EXPECT_EQ(r.candidates[0].reason, kNotServableReason) << "inspect race says why the fastest did not win";
+  EXPECT_EQ(r.candidates[1].reason, "");
 }
 
 TEST(TunePolicy, TiesWithinOnePercentGoToTheFirstText) {
