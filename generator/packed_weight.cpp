@@ -5,13 +5,18 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "templates/wgmma_frag.h"
 
 namespace i8g {
+
+int64_t PackedWeightLayout::stage_bytes() const { return wg::packed_stage_bytes(n, kp); }
 
 int64_t PackedWeightLayout::offset(int64_t row, int64_t col) const {
   const int64_t kt = col / 128, s = kt / kp, j = kt % kp;
   const int64_t r = row % 8, c = (col % 128) / 16, b = col % 16;
-  return s * stage_bytes() + (row / 8) * kp * 1024 + j * 1024 + r * 128 + 16 * (c ^ r) + b;
+  // The 8-row group's place is the kernel's (wgmma_frag.h); the swizzle inside an atom is stated
+  // here on its own, so that the tests' canonical_addr checks it independently.
+  return wg::packed_tile_offset(s, row - r, n, kp) + j * 1024 + r * 128 + 16 * (c ^ r) + b;
 }
 
 std::string PackedWeightLayout::name() const { return fmt::format("kp{}", kp); }

@@ -28,9 +28,9 @@ struct PackedWeightLayout {
   int64_t n = 0, k = 0;
   int kp = 0;  // 128-byte K tiles a stage
 
-  int64_t rows8() const { return (n + 7) / 8 * 8; }
   int64_t stages() const { return ((k + 127) / 128 + kp - 1) / kp; }
-  int64_t stage_bytes() const { return rows8() * kp * 128; }
+  // One stage's block: templates/wgmma_frag.h's packed_stage_bytes, what the kernel's copies use.
+  int64_t stage_bytes() const;
   int64_t bytes() const { return stages() * stage_bytes(); }
   // Where w[row][col] (row < n, col < k) lies in the packed buffer.
   int64_t offset(int64_t row, int64_t col) const;

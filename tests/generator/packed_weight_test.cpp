@@ -86,11 +86,11 @@ TEST(PackedWeight, EachTilesRowsOfAStageAreTheSwizzledTileTheDescriptorsRead) {
     const std::vector<int8_t> packed = pack_weight(l, w.data());
     for (int bn : kWidths)
       for (int64_t r0 = 0; r0 < c.n; r0 += bn) {
-        const int64_t rows = std::min<int64_t>(bn, l.rows8() - r0);
+        const int64_t rows = std::min<int64_t>(bn, (c.n + 7) / 8 * 8 - r0);
         // The kernel's copy (wgmma_frag.h, what the producer issues) is exactly these bytes.
         ASSERT_EQ(wg::packed_tile_bytes(bn, r0, c.n, c.kp), rows * c.kp * 128);
         for (int64_t s = 0; s < l.stages(); ++s) {
-          const int64_t at = s * l.stage_bytes() + r0 * c.kp * 128;
+          const int64_t at = s * ((c.n + 7) / 8 * 8) * c.kp * 128 + r0 * c.kp * 128;
           ASSERT_EQ(wg::packed_tile_offset(s, r0, c.n, c.kp), at);
           ASSERT_EQ(l.offset(r0, s * c.kp * 128), at) << "the tile's first row starts the copy";
           ASSERT_LE(at + rows * c.kp * 128, l.bytes()) << "the copy stays inside the pack";
