@@ -151,7 +151,8 @@ void bench_one(Engine& e, const GemmProblem& p, int64_t m, const TimingPlan& bas
   I8G_CU(cuCtxSetCurrent(e.context()));
   Stream st;
   e.prepare(p, m);
-  Operands ops(e, p, m, rng, st.s);
+  Operands ops(e, p, m, rng, st.s,
+               packed ? std::vector<PackedWeightLayout>{packed_weight_layout(*packed)} : std::vector<PackedWeightLayout>{});
   TimingPlan plan = base;
   plan.rotation = ops.sets();
   const Timer time{st.s, plan, clock, pass};
@@ -192,7 +193,7 @@ void bench_one(Engine& e, const GemmProblem& p, int64_t m, const TimingPlan& bas
     Measured& into = r.by["i8gemm_packed"];
     try {
       const KernelInstance k = e.instantiate(*packed, m);
-      const std::vector<DeviceBuffer>* w = &ops.packed(packed_weight_layout(*packed), st.s);
+      const std::vector<DeviceBuffer>* w = &ops.packed(packed_weight_layout(*packed));
       auto launch = [&](int call) { k.launch(ops.args(call, w), st.s); };
       bool same = true;
       if (graph_pass) {

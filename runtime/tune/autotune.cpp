@@ -115,12 +115,20 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
   const std::vector<JitOutcome> built = compile_and_store(
       cache, *compiler, specs, t, opt.jobs, [&](size_t done, size_t total) { say(compiling, done, total); });
 
+  // The packed layouts the candidates read (one per kp), made with each bucket's weight sets.
+  std::vector<PackedWeightLayout> packs;
+  for (const KernelSpec& s : specs)
+    if (s.config.packed_weight) {
+      const PackedWeightLayout l = packed_weight_layout(s);
+      if (std::none_of(packs.begin(), packs.end(), [&](const PackedWeightLayout& q) { return q.name() == l.name(); }))
+        packs.push_back(l);
+    }
   Stream stream;
   std::mt19937_64 rng(std::random_device{}());
   for (int64_t m : ms) {
     BucketResult r;
     r.m = m;
-    Operands ops(engine, p, m, rng, stream.s);
+    Operands ops(engine, p, m, rng, stream.s, packs);
     const std::unique_ptr<LtDequant> lt = engine.lt_dequant(p, m);
     int lt_algos = 0;
     try {
@@ -130,10 +138,10 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
     }
     auto run_lt = [&](int algo) -> Launch { return [&, algo](int call) { lt->run(algo, ops.args(call), stream.s); }; };
     // Each kernel gets an instance of its own: a fresh zeroed split-K workspace per candidate.
-    // One that reads a packed weight gets the packs of the same weight sets (made on first use).
+    // One that reads a packed weight gets the packs of the same weight sets.
     auto run_kernel = [&](const KernelInstance& k) -> Launch {
       const std::vector<DeviceBuffer>* packed =
-          k.spec().config.packed_weight ? &ops.packed(packed_weight_layout(k.spec()), stream.s) : nullptr;
+          k.spec().config.packed_weight ? &ops.packed(packed_weight_layout(k.spec())) : nullptr;
       return [&, packed](int call) { k.launch(ops.args(call, packed), stream.s); };
     };
     Measurer measurer(ops, stream.s, opt.plan, opt.prune_factor);

@@ -1,5 +1,9 @@
 #include "runtime/tune/operands.hpp"
 
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
 namespace i8g {
 
 void fill_random(std::vector<int8_t>& v, std::mt19937_64& rng) {
@@ -9,7 +13,8 @@ void fill_random(std::vector<int8_t>& v, std::mt19937_64& rng) {
   }
 }
 
-Operands::Operands(Engine& e, const GemmProblem& prob, int64_t rows, std::mt19937_64& rng, CUstream st)
+Operands::Operands(Engine& e, const GemmProblem& prob, int64_t rows, std::mt19937_64& rng, CUstream st,
+                   const std::vector<PackedWeightLayout>& packs)
   : p(prob), m(rows) {
   const size_t xb = size_t(m * p.k), wb = size_t(p.n * p.k);
   out_bytes = size_t(m * p.n) * out_element_size(p.out);
@@ -22,6 +27,7 @@ Operands::Operands(Engine& e, const GemmProblem& prob, int64_t rows, std::mt1993
     x.emplace_back(xb).upload(hx);
     w.emplace_back(wb).upload(hw);
     out.emplace_back(out_bytes);
+    for (const PackedWeightLayout& l : packs) packed_w[l.name()].emplace_back(size_t(l.bytes())).upload(pack_weight(l, hw.data()));
     if (i == 0) {
       host.x = hx;
       host.w = hw;
@@ -56,16 +62,11 @@ Operands::Operands(Engine& e, const GemmProblem& prob, int64_t rows, std::mt1993
   }
 }
 
-const std::vector<DeviceBuffer>& Operands::packed(const PackedWeightLayout& l, CUstream st) {
-  if (auto it = packed_w.find(l.name()); it != packed_w.end()) return it->second;
-  I8G_CU(cuStreamSynchronize(st));  // the sets' uploads and column sums are done
-  std::vector<DeviceBuffer> sets_packed;
-  std::vector<int8_t> hw(w.front().bytes());
-  for (const DeviceBuffer& b : w) {
-    b.download(hw.data(), hw.size());
-    sets_packed.emplace_back(size_t(l.bytes())).upload(pack_weight(l, hw.data()));
-  }
-  return packed_w.emplace(l.name(), std::move(sets_packed)).first->second;
+const std::vector<DeviceBuffer>& Operands::packed(const PackedWeightLayout& l) const {
+  const auto it = packed_w.find(l.name());
+  if (it == packed_w.end())
+    throw Error(ErrorKind::internal, "operands", fmt::format("the weight sets were not packed as {}", l.name()));
+  return it->second;
 }
 
 }  // namespace i8g

@@ -42,11 +42,14 @@ struct Operands {
   size_t out_bytes = 0;
   std::map<std::string, std::vector<DeviceBuffer>> packed_w;  // by PackedWeightLayout::name()
 
-  Operands(Engine& e, const GemmProblem& prob, int64_t rows, std::mt19937_64& rng, CUstream st);
+  // `packs`: the layouts (generator/packed_weight.hpp) whose packs of every weight set to make
+  // too, each packed on the CPU from the set's host bytes as it is generated.
+  Operands(Engine& e, const GemmProblem& prob, int64_t rows, std::mt19937_64& rng, CUstream st,
+           const std::vector<PackedWeightLayout>& packs = {});
   int sets() const { return int(x.size()); }
-  // The weight sets in layout `l` (generator/packed_weight.hpp), set i the pack of w[i]: made on
-  // the first call for a layout (downloaded, packed on the CPU, uploaded), kept after.
-  const std::vector<DeviceBuffer>& packed(const PackedWeightLayout& l, CUstream st);
+  // The weight sets in layout `l`, set i the pack of w[i]; throws Error when `l` was not among
+  // the constructor's `packs`.
+  const std::vector<DeviceBuffer>& packed(const PackedWeightLayout& l) const;
   // The arguments of launch `call`: its set of x, w (or of `packed_w`, one of packed()'s) and out.
   I8gArgs args(int call, const std::vector<DeviceBuffer>* packed_w = nullptr) const {
     const size_t i = size_t(call % sets());
