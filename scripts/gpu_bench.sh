@@ -5,7 +5,8 @@
 #     MS=1,16,128,1024,4096 bash scripts/gpu_bench.sh
 # Env: OUT (default /tmp/out), BUILD (default build), TUNE_CACHE (default $OUT/tuned.sqlite),
 # SAMPLES (timed samples, default 50), TUNE_SAMPLES (default 20), TUNE_FLAGS (more `tune` flags,
-# e.g. "--experimental-wgmma --filter wgmma_tma"), STAGE_TIMEOUT (seconds a
+# e.g. "--experimental-wgmma --filter wgmma_tma"), BENCH_FLAGS (more `bench` flags, e.g. "--graph-only"),
+# STAGE_TIMEOUT (seconds a
 # stage may run, default 580), TITLE (the report's title). Writes into $OUT: gpu_bench.log,
 # bench.json, peers.json, torch.json, report.{md,csv,json,png}, race.txt (after a tune: every
 # candidate's time per bucket against the winner); with --experimental-packed-weight in
@@ -65,7 +66,7 @@ if has bench; then
   packed_flag=()  # the tune raced packed-weight twins: time each bucket's fastest beside prepare's kernel
   [[ " ${TUNE_FLAGS:-} " == *" --experimental-packed-weight "* ]] && packed_flag=(--experimental-packed-weight)
   stage "bench" "$BUILD/tools/i8gemm" bench "${shapes_flags[@]}" --m "$MS" --samples "$SAMPLES" \
-    --cache "$TUNE_CACHE" --json "$OUT/bench.json" "${packed_flag[@]}"
+    --cache "$TUNE_CACHE" --json "$OUT/bench.json" "${packed_flag[@]}" ${BENCH_FLAGS:-}
 fi
 if has peers; then
   if [ -x "$BUILD/bench/i8gemm_peers" ]; then

@@ -37,7 +37,8 @@ struct BenchFlags {
   ProblemFlags problem;
   std::string cache, m = "1,16,256,4096", csv, json;
   int device = 0, samples = 50;
-  bool packed = false;  // --experimental-packed-weight
+  bool packed = false;      // --experimental-packed-weight
+  bool graph_only = false;  // --graph-only: no eager pass (no eager or host times)
 };
 
 // One contender's timings in one row; status "ok" or why it has none.
@@ -250,7 +251,9 @@ void bench_one(Engine& e, const GemmProblem& p, int64_t m, const TimingPlan& bas
 }
 
 std::string cell(const Measured& m) {
-  return m.status == "ok" ? fmt::format("{:.2f} ({:.2f})", m.graph.median_us, m.eager.median_us) : "n/a";
+  if (m.status != "ok") return "n/a";
+  return m.eager.median_us > 0 ? fmt::format("{:.2f} ({:.2f})", m.graph.median_us, m.eager.median_us)
+                               : fmt::format("{:.2f} (-)", m.graph.median_us);  // --graph-only
 }
 
 void run_bench(const BenchFlags& o) {
@@ -273,7 +276,8 @@ void run_bench(const BenchFlags& o) {
   std::vector<cache::Timing> timings;
   if (o.packed) timings = cache::Cache(resolve_cache_path(o.cache), cache::Cache::Mode::read_only).all_timings();
   std::vector<Row> rows;
-  for (Pass pass : {Pass::graph, Pass::eager}) {
+  const std::vector<Pass> passes = o.graph_only ? std::vector<Pass>{Pass::graph} : std::vector<Pass>{Pass::graph, Pass::eager};
+  for (Pass pass : passes) {
     size_t at = 0;
     for (size_t i = 0; i < problems.size(); ++i)
       for (int64_t m : ms) {
@@ -309,10 +313,11 @@ void run_bench(const BenchFlags& o) {
       const Measured x = get(c);
       const bool ok = x.status == "ok";
       auto num = [&](double v) { return ok ? nlohmann::json(v) : nlohmann::json(nullptr); };
+      auto eager = [&](double v) { return o.graph_only ? nlohmann::json(nullptr) : num(v); };
       nlohmann::json row = {{"contender", c}, {"shape", r.shape}, {"n", r.n}, {"k", r.k}, {"m", r.m},
                             {"status", x.status}, {"graph_median_us", num(x.graph.median_us)},
                             {"graph_p90_us", num(x.graph.p90_us)}, {"graph_min_us", num(x.graph.min_us)},
-                            {"eager_median_us", num(x.eager.median_us)}, {"eager_p90_us", num(x.eager.p90_us)},
+                            {"eager_median_us", eager(x.eager.median_us)}, {"eager_p90_us", eager(x.eager.p90_us)},
                             {"sm_mhz", x.clock.samples ? nlohmann::json(x.clock.sm_mhz) : nlohmann::json(nullptr)},
                             {"power_w", x.clock.samples ? nlohmann::json(x.clock.power_w) : nlohmann::json(nullptr)},
                             {"note", x.note}};
@@ -327,9 +332,10 @@ void run_bench(const BenchFlags& o) {
                          x.clock.sm_mhz, x.clock.power_w, x.note);
     }
   }
-  fmt::print("\nhost time per call (us; median of 20 batches of 100 eager calls): i8gemm_run against a bare "
-             "launch of the same kernel\n{:<14} {:>5} {:>10} {:>12} {:>10}\n", "shape", "M", "i8gemm_run",
-             "bare launch", "run adds");
+  if (!o.graph_only)
+    fmt::print("\nhost time per call (us; median of 20 batches of 100 eager calls): i8gemm_run against a bare "
+               "launch of the same kernel\n{:<14} {:>5} {:>10} {:>12} {:>10}\n", "shape", "M", "i8gemm_run",
+               "bare launch", "run adds");
   for (const Row& r : rows)
     if (r.host_run_us > 0)
       fmt::print("{:<14} {:>5} {:>10.2f} {:>12.2f} {:>10.2f}\n", r.shape, r.m, r.host_run_us, r.host_launch_us,
@@ -381,6 +387,8 @@ void setup_bench(CLI::App& app) {
                 "also time, per row, the fastest packed-weight twin (_pw1) that `tune --experimental-packed-weight` "
                 "raced for that M bucket in the cache (contender i8gemm_packed, on a pack of the same weights, its "
                 "output checked against prepare's kernel's first)");
+  cmd->add_flag("--graph-only", opts->graph_only,
+                "time graph replays only: no eager pass, so no eager or host times (about half the run)");
   cmd->callback([opts] { run_bench(*opts); });
 }
 
