@@ -249,6 +249,81 @@ def baseline_lines(table):
     return lines + [""]
 
 
+# The issues' targets (issue 13: decode; issue 12: Hopper). Ratio = best peer time / i8gemm time.
+DECODE_CEILING = (1.03, 1.0)    # M <= 16: i8gemm <= 1.03 x read ceiling + 1 us, and ratio >= 1
+SMALL_M = (17, 64)               # ratio >= 1 at every point
+MID_M = (64, 1024, 1.15)         # geometric mean >= 1.15, no point below 1
+LARGE_M = (2048, 1.05)           # geometric mean >= 1.05, no point below 1
+
+
+def ratios(table):
+    """{(key, m): best peer time / i8gemm time} where both ran."""
+    out = {}
+    for key, by_m in table.items():
+        for m, cells in by_m.items():
+            _, peer_t = best_peer(cells)
+            ours_t = time_us(cells[OURS]) if OURS in cells else None
+            if peer_t and ours_t:
+                out[(key, m)] = peer_t / ours_t
+    return out
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def window_line(what, rs, mean_target=None):
+    if not rs:
+        return f"- {what}: no points"
+    gm, low = geomean(rs), min(rs)
+    verdict = "met" if low >= 1.0 and (mean_target is None or gm >= mean_target) else "not met"
+    target = f"geometric mean ≥ {mean_target:.2f}x and " if mean_target else ""
+    return (f"- {what} ({target}none below 1.00x): {len(rs)} points, geometric mean {gm:.2f}x, "
+            f"lowest {low:.2f}x, {sum(r >= 1.0 for r in rs)} at or above 1.00x — **{verdict}**")
+
+
+def targets_lines(table):
+    """The ratio grid (shape x M) and the issues' acceptance windows, computed from the table."""
+    rs = ratios(table)
+    if not rs:
+        return []
+    ms = sorted({m for (_, m) in rs})
+    lines = ["## Against the issues' targets", "",
+             "Best peer time / i8gemm time (> 1: i8gemm faster), every shape and M of this report:", "",
+             "| shape | " + " | ".join(f"M = {m}" for m in ms) + " |", "|---|" + "---|" * len(ms)]
+    for key in sorted(table):
+        lines.append(f"| {label(key)} | " + " | ".join(f"{rs[(key, m)]:.2f}" if (key, m) in rs else "—"
+                                                      for m in ms) + " |")
+    lines.append("")
+    factor, extra = DECODE_CEILING
+    met, checked, unchecked, misses = 0, 0, 0, []
+    for (key, m), r in sorted(rs.items()):
+        if m > DECODE_MAX_M:
+            continue
+        cells = table[key][m]
+        ceil_t, ours_t = time_us(cells.get("read_ceiling") or {}), time_us(cells[OURS])
+        if not ceil_t:
+            unchecked += 1
+            continue
+        checked += 1
+        limit = factor * ceil_t + extra
+        if ours_t <= limit and r >= 1.0:
+            met += 1
+        else:
+            misses.append(f"{label(key)} M={m} ({ours_t:.2f} µs against {limit:.2f}, {r:.2f}x)")
+    lines.append(f"- M ≤ {DECODE_MAX_M} (i8gemm ≤ {factor:.2f} × read ceiling + {extra:.0f} µs and ≥ the best peer): "
+                 f"{met} of {checked} points met" + (f" ({unchecked} without a read ceiling)" if unchecked else "")
+                 + (f"; missed: {'; '.join(misses)}" if misses else "")
+                 + ((" — **met where checked**" if unchecked else " — **met**") if checked and met == checked
+                    else " — **not met**" if checked else ""))
+    lines.append(window_line(f"{SMALL_M[0]} ≤ M ≤ {SMALL_M[1]}",
+                             [r for (_, m), r in rs.items() if SMALL_M[0] <= m <= SMALL_M[1]]))
+    lines.append(window_line(f"{MID_M[0]} ≤ M ≤ {MID_M[1]}",
+                             [r for (_, m), r in rs.items() if MID_M[0] <= m <= MID_M[1]], MID_M[2]))
+    lines.append(window_line(f"M ≥ {LARGE_M[0]}", [r for (_, m), r in rs.items() if m >= LARGE_M[0]], LARGE_M[1]))
+    return lines + [""]
+
+
 def markdown(title, table, ceilings, devices, sm_count):
     ceiling_opc = wgmma_ops_per_clock(ceilings, sm_count)
     lines = [f"# {title}", "", "Devices: " + ", ".join(sorted({str(d) for d in devices})) + ".",
@@ -258,6 +333,7 @@ def markdown(title, table, ceilings, devices, sm_count):
     w = ceilings.get("wgmma")
     if w:
         lines += ["wgmma ceiling: " + ", ".join(f"{k} {v}" for k, v in w.items()) + ".", ""]
+    lines += targets_lines(table)
     for key in sorted(table):
         lines += shape_table(key, table[key], ceiling_opc)
     lines += baseline_lines(table)

@@ -19,6 +19,11 @@ grep -qF 'M=4096: cublaslt_i8_dq_tuner within 3% of cublaslt_i8_dq_plain: no (1.
   || fail "expected the tuner-vs-plain check on stdout"
 grep -qF '| tp4_qkv 2560×4096 | 1 | 10.40 | 10.90 | 9.00 | 1.048 ✗ |' "$tmp/r.md" \
   || fail "expected the baseline table row for tp4_qkv M=1 (plain 10.40, bench 10.90, ratio 1.048 flagged)"
+# The issues' targets: the ratio grid and the windows, from the same best peers.
+grep -qF '| tp4_qkv 2560×4096 | 1.37 | 1.25 | 1.16 |' "$tmp/r.md" || fail "expected the targets grid row of tp4_qkv"
+grep -qF '2 of 2 points met (1 without a read ceiling) — **met where checked**' "$tmp/r.md" || fail "expected the decode window line"
+grep -qF '1 points, geometric mean 1.16x, lowest 1.16x, 1 at or above 1.00x — **met**' "$tmp/r.md" \
+  || fail "expected the M >= 2048 window line"
 [[ $(wc -l < "$tmp/r.csv") -eq 29 ]] || fail "expected 28 CSV rows and a header"
 
 # Without matplotlib: no plot, a message, everything else written, exit 0.
