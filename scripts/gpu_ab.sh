@@ -7,7 +7,8 @@
 #   A=.stage/old B=.stage/build POINTS="2560x4096:256 6144x4096:128" FILTER='wgmma_tma.*_sk1$' \
 #     bash scripts/gpu_ab.sh
 # Env: OUT (default /tmp/out), REPS (2), SAMPLES (20), TUNE_FLAGS (more `tune` flags, e.g.
-# "--bias --out f32"), STEP_TIMEOUT (seconds per tune, 100). Writes $OUT/ab/: tune and race logs
+# "--bias --out f32"), STEP_TIMEOUT (seconds per tune, 100), PRE_A / PRE_B (each build's
+# candidates precompiled by scripts/precompile.sh, .sqlite or .xz: every rep's cache starts from it). Writes $OUT/ab/: tune and race logs
 # per build and rep, ab.md (the table). Exit status: non-zero when a tune failed or no table.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,12 @@ status=0
 for rep in $(seq 1 "$REPS"); do
   for V in A B; do
     tree=${!V}
+    # PRE_A / PRE_B: that build's candidates compiled elsewhere (scripts/precompile.sh with BUILD=
+    # its tree and TUNE_FLAGS="--filter ..."), so the tunes here only time
+    pre=PRE_$V
+    if [ -n "${!pre:-}" ]; then
+      python3 scripts/cache_file.py unpack "${!pre}" "$R/${V}_$rep.sqlite" || status=1
+    fi
     for point in $POINTS; do
       shape=${point%:*} m=${point#*:}
       # shellcheck disable=SC2086

@@ -5,7 +5,10 @@
 #     MS=1,16,128,1024,4096 bash scripts/gpu_bench.sh
 # Env: OUT (default /tmp/out), BUILD (default build), TUNE_CACHE (default $OUT/tuned.sqlite),
 # SAMPLES (timed samples, default 50), TUNE_SAMPLES (default 20), TUNE_FLAGS (more `tune` flags,
-# e.g. "--experimental-wgmma --filter wgmma_tma"), BENCH_FLAGS (more `bench` flags, e.g. "--graph-only"),
+# e.g. "--experimental-wgmma --filter wgmma_tma"), PRECOMPILED (a cache from scripts/precompile.sh
+# or an earlier call's CACHE_OUT, .sqlite or .xz: seeds TUNE_CACHE when that does not exist yet),
+# CACHE_OUT (a file name: the tuned cache, checkpointed and packed into $OUT after the tune stage,
+# .xz compresses it), BENCH_FLAGS (more `bench` flags, e.g. "--graph-only"),
 # STAGE_TIMEOUT (seconds a
 # stage may run, default 580), TITLE (the report's title). Writes into $OUT: gpu_bench.log,
 # bench.json, peers.json, torch.json, report.{md,csv,json,png}, race.txt (after a tune: every
@@ -50,9 +53,17 @@ for f in $SHAPES; do
 done
 
 if has tune; then
+  # A cache compiled elsewhere (scripts/precompile.sh) or packed by an earlier call seeds a new one.
+  if [ -n "${PRECOMPILED:-}" ] && [ ! -e "$TUNE_CACHE" ]; then
+    python3 scripts/cache_file.py unpack "$PRECOMPILED" "$TUNE_CACHE" || status=1
+  fi
   # --resume: a tune cut off by the stage timeout carries on in the next call (same cache)
   stage "tune ${SHAPES} M=$MS" "$BUILD/tools/i8gemm" tune "${shapes_flags[@]}" --m "$MS" \
     --samples "${TUNE_SAMPLES:-20}" --cache "$TUNE_CACHE" --resume ${TUNE_FLAGS:-}
+  # The cache, WAL checkpointed, packed into $OUT for a later call's PRECOMPILED (CACHE_OUT=name.xz)
+  if [ -n "${CACHE_OUT:-}" ]; then
+    python3 scripts/cache_file.py pack "$TUNE_CACHE" "$OUT/$CACHE_OUT" || { status=1; echo "packing the cache failed"; }
+  fi
   # every candidate's tune time per bucket, against its winner (kept with the logs)
   "$BUILD/tools/i8gemm" inspect race --cache "$TUNE_CACHE" >"$OUT/race.txt" 2>&1 || echo "inspect race failed (race.txt)"
   # with --experimental-packed-weight: each bucket's best packed twin against the plain kernels
