@@ -15,6 +15,11 @@
 //   cutlass_vllm_pick     the one vLLM's dispatch picks
 //   cutlass_*_pdl         (--cutlass-pdl) the same, every launch a programmatic dependent launch
 //   read_ceiling          streaming the weight's bytes once
+//   i8gemm_rt             i8gemm itself, what `prepare` picks from --cache (tuned buckets, else the
+//                         untuned default) run through the Engine in this process: the same
+//                         process, buffers and protocol as the peers (bench/report.py shows it as
+//                         a variant column beside bench's i8gemm); its output must be the plain
+//                         composite's bytes
 // and, once per run, the int8 compute ceiling: wgmma on random operands in shared memory over
 // every SM. Writes the rows as JSON (the schema bench/report.py merges).
 #include <CLI/CLI.hpp>
@@ -34,6 +39,7 @@
 #include "bench/plain_cublaslt.hpp"
 #include "runtime/gpu/clock_sampler.hpp"
 #include "runtime/gpu/timing.hpp"
+#include "runtime/serve/candidate.hpp"
 #include "runtime/serve/engine.hpp"
 #ifdef I8G_HAVE_CUTLASS
 #include "cutlass_i8.hpp"
@@ -341,6 +347,28 @@ std::vector<Row> bench_one(const Bench& b, const Shape& s, int64_t m, int sms, b
   (void)cutlass_pdl;
   for (const char* c : {"cutlass_best", "cutlass_vllm_pick"}) rows.push_back(failed(c, I8G_CUTLASS_WHY));
 #endif
+  // i8gemm through its runtime, beside the peers in this process (`i8gemm bench` times it in its
+  // own process, where small kernels have run slower than here: docs/performance.md).
+  if (b.engine) {
+    try {
+      GemmProblem p;
+      p.n = s.n;
+      p.k = s.k;
+      b.engine->prepare(p, m);
+      const std::optional<Candidate> chosen = b.engine->kernel_for(p, m);
+      auto launch = [&](int c) { b.engine->run(p, rt_args(c), reinterpret_cast<CUstream>(b.st)); };
+      launch(0);
+      check(cudaStreamSynchronize(b.st), "i8gemm");
+      const bool ok = !ref.empty() && download_bf16(d.out[0], size_t(m * s.n)) == ref;
+      Row r = bb.time("i8gemm_rt", launch, chosen ? to_string(*chosen) : "cuBLASLt + dequant (no kernel chosen)");
+      r.verified = ok;
+      rows.push_back(r);
+    } catch (const std::exception& e) {
+      rows.push_back(failed("i8gemm_rt", e.what()));
+    }
+  } else {
+    rows.push_back(failed("i8gemm_rt", b.no_engine));
+  }
   const size_t bytes = size_t(s.n * s.k) / 16 * 16;
   rows.push_back(bb.time("read_ceiling", [&](int c) { read_once(d.w[c % d.count].p, bytes, sink, sms, b.st); },
                          fmt::format("{:.1f} MB of weight read once", bytes / 1e6)));
@@ -404,7 +432,7 @@ int run(int argc, char** argv) {
   app.add_flag("--cutlass-pdl", cutlass_pdl,
                "also time every CUTLASS configuration launched with PDL (rows cutlass_best_pdl, cutlass_vllm_pick_pdl)");
   app.add_option("--cutlass", cutlass_filter, "only the CUTLASS configurations whose name matches this regex (for profiling one)");
-  app.add_option("--cache", cache, "i8gemm cache for the runtime's utility module (default: i8gemm's default)");
+  app.add_option("--cache", cache, "i8gemm cache: the runtime's utility module and i8gemm_rt's tuned winners (default: i8gemm's default)");
   CLI11_PARSE(app, argc, argv);
   std::vector<Shape> shapes;
   std::vector<int64_t> ms;
