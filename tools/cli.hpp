@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -100,8 +101,15 @@ class Progress {
 
 void setup_tune(CLI::App& app, const std::vector<std::string>& argv);  // argv: for --devices' jobs
 void setup_inspect(CLI::App& app);
-void setup_inspect_source(CLI::App& inspect);  // `inspect source` (tools/inspect_source.cpp)
-void setup_inspect_race(CLI::App& inspect);    // `inspect race` (tools/inspect_race.cpp)
+// `inspect`'s own options, which its subcommands share: `inspect --cache F race` reads F as
+// `inspect race --cache F` does (each subcommand binds its options to these same fields).
+struct InspectShared {
+  std::string cache;
+  std::string filter;  // inspect's --filter (kernel names); race has its own (problem keys)
+  bool json = false;
+};
+void setup_inspect_source(CLI::App& inspect, std::shared_ptr<InspectShared> shared);  // tools/inspect_source.cpp
+void setup_inspect_race(CLI::App& inspect, std::shared_ptr<InspectShared> shared);    // tools/inspect_race.cpp
 void setup_bench(CLI::App& app);
 void setup_cache(CLI::App& app);
 void setup_cache_transfer(CLI::App& cache_cmd);  // `cache merge`, `cache export` (tools/cache_transfer.cpp)

@@ -22,9 +22,8 @@
 namespace i8g::cli {
 namespace {
 
-struct InspectOptions {
-  std::string cache, filter, name;
-  bool json = false;
+struct InspectOptions : InspectShared {
+  std::string name;
   bool ir = false;  // show: the IR alone (PTX, or LLVM IR for AMD entries)
 };
 
@@ -373,8 +372,8 @@ void setup_inspect(CLI::App& app) {
     sub->add_option("--filter", opts->filter, "only kernels whose name matches this regex");
     sub->add_flag("--json", opts->json, "print JSON");
   }
-  setup_inspect_source(*cmd);
-  setup_inspect_race(*cmd);
+  setup_inspect_source(*cmd, opts);
+  setup_inspect_race(*cmd, opts);
   list->callback([opts] { run_list(*opts); });
   show->callback([opts] { run_show(*opts); });
   audit->callback([opts] { run_audit(*opts); });

@@ -16,8 +16,8 @@ namespace i8g::cli {
 namespace {
 
 struct RaceOptions {
-  std::string cache, filter;
-  bool json = false;
+  std::shared_ptr<InspectShared> shared;  // --cache and --json, given before or after `race`
+  std::string filter;                     // race's own: problem keys
 };
 
 // Fully timed rows first by graph median, then the rest (pruned, rejected, failed) in the
@@ -36,7 +36,11 @@ std::string ratio_text(const cache::Timing& t, double winner_us) {
 }
 
 void run_race(const RaceOptions& o) {
-  cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
+  if (!o.shared->filter.empty())
+    throw Error("inspect race", fmt::format("--filter '{}' before `race` matches kernel names; race's own --filter, "
+                                            "given after `race`, matches problem keys",
+                                            o.shared->filter));
+  cache::Cache c(resolve_cache_path(o.shared->cache), cache::Cache::Mode::read_only);
   std::optional<std::regex> filter;
   try {
     if (!o.filter.empty()) filter.emplace(o.filter);
@@ -50,7 +54,7 @@ void run_race(const RaceOptions& o) {
     if (filter && !std::regex_search(w.key.problem_key, *filter)) continue;
     ++shown;
     const std::vector<cache::Timing> ts = ranked(c.timings(w.key));
-    if (o.json) {
+    if (o.shared->json) {
       nlohmann::json rows = nlohmann::json::array();
       for (const cache::Timing& t : ts)
         rows.push_back({{"candidate", t.candidate},
@@ -79,7 +83,7 @@ void run_race(const RaceOptions& o) {
                  t.reason.empty() ? "" : "  (" + t.reason.substr(0, 100) + ")");
     print_safe("\n");
   }
-  if (o.json) {
+  if (o.shared->json) {
     nlohmann::json doc = json_document("inspect-race");
     doc["buckets"] = std::move(buckets);
     print_safe("{}\n", doc.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
@@ -90,13 +94,14 @@ void run_race(const RaceOptions& o) {
 
 }  // namespace
 
-void setup_inspect_race(CLI::App& inspect) {
+void setup_inspect_race(CLI::App& inspect, std::shared_ptr<InspectShared> shared) {
   auto o = std::make_shared<RaceOptions>();
+  o->shared = std::move(shared);
   CLI::App* race = inspect.add_subcommand(
       "race", "every candidate a tune timed per tuned bucket, fastest first, against the winner");
-  add_cache_option(*race, o->cache, "cache file");
+  add_cache_option(*race, o->shared->cache, "cache file");
   race->add_option("--filter", o->filter, "only problems whose key matches this regex");
-  race->add_flag("--json", o->json, "print JSON");
+  race->add_flag("--json", o->shared->json, "print JSON");
   race->callback([o] { run_race(*o); });
 }
 

@@ -21,7 +21,8 @@ namespace i8g::cli {
 namespace {
 
 struct SourceOptions {
-  std::string name, cache, out;
+  std::shared_ptr<InspectShared> shared;  // --cache, given before or after `source`
+  std::string name, out;
   bool inlined = false, cached = false;
 };
 
@@ -63,7 +64,7 @@ Dump from_generator(const std::string& name) {
 }
 
 Dump from_cache(const SourceOptions& o) {
-  cache::Cache c(resolve_cache_path(o.cache), cache::Cache::Mode::read_only);
+  cache::Cache c(resolve_cache_path(o.shared->cache), cache::Cache::Mode::read_only);
   // Like `inspect show`: the entry this build would use, else the newest.
   std::optional<cache::StoredKernel> pick;
   CurrentBuild build;
@@ -83,6 +84,8 @@ Dump from_cache(const SourceOptions& o) {
 }
 
 void run_source(const SourceOptions& o) {
+  if (!o.shared->filter.empty() || o.shared->json)
+    throw Error("inspect source", "--filter and --json do not apply to `inspect source` (it prints one kernel's source)");
   const Dump d = o.cached ? from_cache(o) : from_generator(o.name);
   const std::string text = full_source(d.source, d.header, o.inlined);
   if (o.out.empty()) {
@@ -101,8 +104,9 @@ void run_source(const SourceOptions& o) {
 
 }  // namespace
 
-void setup_inspect_source(CLI::App& inspect) {
+void setup_inspect_source(CLI::App& inspect, std::shared_ptr<InspectShared> shared) {
   auto opts = std::make_shared<SourceOptions>();
+  opts->shared = std::move(shared);
   CLI::App* cmd = inspect.add_subcommand(
       "source", "a kernel's source with its compile options (from its name alone, or --cached); --inline for one "
                 "self-contained file");
@@ -110,7 +114,7 @@ void setup_inspect_source(CLI::App& inspect) {
   cmd->add_flag("--inline", opts->inlined, "inline the templates it includes: compiles with no include path");
   cmd->add_option("-o,--output", opts->out, "write to this file instead of stdout");
   cmd->add_flag("--cached", opts->cached, "the source a cache entry was compiled from, with its stored options");
-  add_cache_option(*cmd, opts->cache, "cache file for --cached");
+  add_cache_option(*cmd, opts->shared->cache, "cache file for --cached");
   cmd->callback([opts] { run_source(*opts); });
 }
 

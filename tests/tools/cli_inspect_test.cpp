@@ -93,6 +93,13 @@ TEST_F(CliInspect, SourceCachedIsWhatTheEntryWasCompiledFromWithItsOptions) {
   EXPECT_NE(r.out.find("-Xptxas -warn-spills"), std::string::npos) << r.out;
   Result missing = run({"inspect", "source", name, "--cached", "--cache", dir_.file("other.sqlite")});
   EXPECT_TRUE(missing.failed_cleanly()) << missing.describe();
+  // inspect's own --cache, before the subcommand, is the same option (it was once ignored).
+  Result before = run({"inspect", "--cache", c, "source", name, "--cached"});
+  ASSERT_TRUE(before.ok()) << before.describe();
+  EXPECT_EQ(before.out, r.out);
+  Result json_flag = run({"inspect", "--json", "--cache", c, "source", name, "--cached"});
+  EXPECT_TRUE(json_flag.failed_cleanly()) << json_flag.describe();
+  EXPECT_NE(json_flag.err.find("do not apply"), std::string::npos) << json_flag.describe();
 }
 
 TEST_F(CliInspect, OtherCompileOptionsAreStaleInListAuditAndGc) {

@@ -142,6 +142,15 @@ TEST_F(CliInspectTimings, RaceRanksEveryCandidateAgainstTheWinner) {
   Result bad = run({"inspect", "race", "--filter", "(", "--cache", c});
   EXPECT_FALSE(bad.ok()) << bad.describe();
   EXPECT_NE(bad.err.find("not a valid regex"), std::string::npos) << bad.err;
+
+  // inspect's own --cache and --json, before `race`, are the same options (they were once
+  // ignored: the default cache was opened instead); its --filter (kernel names) is refused.
+  Result before = run({"inspect", "--cache", c, "--json", "race"});
+  ASSERT_TRUE(before.ok()) << before.describe();
+  EXPECT_EQ(before.out, js.out);
+  Result names = run({"inspect", "--filter", "kernel_fast", "--cache", c, "race"});
+  EXPECT_TRUE(names.failed_cleanly()) << names.describe();
+  EXPECT_NE(names.err.find("matches problem keys"), std::string::npos) << names.describe();
 }
 
 }  // namespace
