@@ -181,15 +181,18 @@ double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_
 // the weight once per row tile; larger ones only add padded MMAs.
 bool races_at(const KernelSpec& spec, int64_t m) { return m <= kMaxRows && spec.config.bm == row_tile(m); }
 
-// The untuned default up to M = 16, on sm_90 and in the regime it was measured in (N of 2560 to
-// 28672, K of 4096 and 14336: one row of 16-wide column tiles fills the SMs, K long): 16 weight
-// rows per block, 4 warps, no split; bm 8 up to M = 8, bm 16 above (docs/decode_mma.md). Where
+// The untuned default up to M = 16, on sm_90 and in the regime it was measured in (N of 768 to
+// 28672, K of 384 to 14336): 16 weight rows per block, 4 warps, no split; bm 8 up to M = 8,
+// bm 16 above (docs/decode_mma.md). Until session 30 it asked for N >= 16 x the SM count and
+// K >= 4096; session 29's H200 races put this tile within 0-6% of the tuned winner on 768 x
+// 4096, 4096 x 2048 and 4096 x 384 at M = 1 and 16, where mma_sync's split-K default, which
+// served there, ran 1.24-2.56x the winner's time. Where
 // the chunks wait (prefers_shared_ring), as the H200 ranked them in session 15 (call 3, the same
 // tiles side by side): bm 16 in the shared-memory ring on all five target shapes (0.89-0.95x
 // the register ring's time); bm 8 in the shared ring where its column tiles fit in one wave of
 // the ring's resident blocks (2560, 4096 and 6144 rows: 0.92-0.98x), else in registers, whose
 // smaller blocks fit more per SM (8192 and 28672 rows: the shared ring 1.02-1.03x). Smaller N or
-// K keep mma_sync's split-K default, which those measurements did not cover.
+// K keep mma_sync's split-K default: no measurement covers them.
 bool prefers_shared_ring(const GemmProblem& p, const KernelConfig& c, const Target& t) {
   if (c.bm > dec::kCols) return true;
   const KernelConfig ring = shared_ring(c);
@@ -197,7 +200,9 @@ bool prefers_shared_ring(const GemmProblem& p, const KernelConfig& c, const Targ
 }
 
 // From M = 17 to 32 on sm_90a (where wgmma_tma's untuned tile serves otherwise), the bm-32 tile
-// in the shared-memory ring where N is 768 to 4096 and K >= 4096: in the H200 tunes of session
+// in the shared-memory ring where N is 768 to 4096 and K >= 384 (K >= 4096 until session 30:
+// session 29's races timed it the winner on 4096 x 2048 and 4096 x 384 at M = 32, where
+// wgmma_tma's untuned 64 x 48 ran 1.15x and 1.16x its time): in the H200 tunes of session
 // 25 (call 1, M = 32, graph medians) it took 4.29 us on 768 x 4096 against 5.83 for wgmma_tma's
 // untuned 64 x 48, 5.57 against 6.29 on 2560 x 4096 and 17.68 against 17.88 on 4096 x 14336,
 // and lost where N is larger (6144 x 4096 11.35 against 9.38, 8192 x 8192 21.60 against 19.83,
@@ -208,8 +213,8 @@ bool serves_mid_untuned(const GemmProblem& p, const Target& t, int64_t m) {
 }
 
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
-  constexpr int64_t kMaxUntunedRows = 16, kMinK = 4096;
-  const bool rows_fit = m <= kMaxUntunedRows ? p.n >= int64_t(c.bn) * t.sm_count : serves_mid_untuned(p, t, m);
+  constexpr int64_t kMaxUntunedRows = 16, kMinN = 768, kMinK = 384;
+  const bool rows_fit = m <= kMaxUntunedRows ? p.n >= kMinN : serves_mid_untuned(p, t, m);
   return t.sm == 90 && rows_fit && p.k >= kMinK && c.bm == row_tile(m) && c.bn == 16 && c.split_k == 1 &&
          c.warps_k == 4 && (c.schedule == kSharedRing) == prefers_shared_ring(p, c, t);
 }

@@ -369,6 +369,13 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
 // 2560 x 4096 M = 512 (11.04 us against ping-pong 64x160's 11.68), two lost M = 1024 by 8% to
 // one of 128x160 (1.45), and 0.73 is the one time that orders both. The other tiles' rings are
 // the plain candidates' (no deep variant).
+//
+// Session 30 (no GPU; fitted to session 29's H200 races, every candidate of 41 buckets of the
+// TP4 and Llama-3-8B shapes at M = 32..4096, docs/results/h200_2026-12-05_s29_race_top5.txt):
+// the cooperative 128x48 (deep ring) at 0.44 — it won 2560 x 4096 M = 256 and 6144 x 4096
+// M = 128, where the rule's picks ran 1.08x and 1.04x its time; any value in 0.42..0.45 picks
+// the same tiles on all 41 buckets — and, where K >= 2048, the 64-row ping-pong tiles of 48, 64
+// and 80 columns as their bk-256 twins (two K tiles a stage; below).
 struct UntunedTile {
   int schedule, bm, bn;
   double time;
@@ -377,7 +384,19 @@ constexpr UntunedTile kUntunedTiles[] = {{kPingPong, 128, 128, 1.0},     {kPingP
                                          {kPingPong, 64, 64, 0.4},       {kPingPong, 64, 160, 0.75},
                                          {kCooperative, 128, 96, 0.8},   {kCooperative, 128, 160, 1.45},
                                          {kCooperative, 128, 192, 1.55}, {kPingPong, 64, 48, 0.35},
-                                         {kPingPong, 64, 80, 0.45},      {kCooperative, 128, 80, 0.73}};
+                                         {kPingPong, 64, 80, 0.45},      {kCooperative, 128, 80, 0.73},
+                                         {kCooperative, 128, 48, 0.44}};
+
+// The untuned default runs the 64-row ping-pong tiles of 48, 64 and 80 columns with two K tiles
+// a stage (their bk-256 twins) where K >= 2048, else with one. In session 29's H200 races the
+// twin of the tile the rule picked ran 0.95-1.00x its time at M = 32..64 on every shape with
+// K >= 2048 (0.88-0.89x on 768 x 4096 at M = 64..256), 0.99-1.00x at M = 128 on 4096 x 2048
+// and 4096 x 4096, and 1.04x on 2560 x 4096 M = 128 (the one loss); with K = 384 (1.5 stages
+// of two) 1.01-1.02x.
+constexpr int64_t kTwinMinK = 2048;
+bool untuned_twin_tile(const KernelConfig& c) {
+  return c.schedule == kPingPong && c.bm == kWgM && (c.bn == 48 || c.bn == 64 || c.bn == 80);
+}
 
 const UntunedTile* untuned_tile(const KernelConfig& c) {
   if (c.stages > kPlainStages && !is_narrow(c.bn)) return nullptr;  // a deep-ring variant
@@ -403,7 +422,8 @@ int64_t units(const GemmProblem& p, const KernelConfig& c, int64_t m) {
 // (neither measured as a default).
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target&, int64_t m) {
   constexpr int64_t kMinUntunedRows = 17;
-  return m >= kMinUntunedRows && p.k >= kRowBytes && c.bk == kRowBytes && untuned_tile(c) != nullptr && c.split_k == 1 &&
+  const int untuned_bk = untuned_twin_tile(c) && p.k >= kTwinMinK ? 2 * kRowBytes : kRowBytes;
+  return m >= kMinUntunedRows && p.k >= kRowBytes && c.bk == untuned_bk && untuned_tile(c) != nullptr && c.split_k == 1 &&
          c.cluster_m == 1 && c.cluster_k == 1 && c.epilogue_store == 0 && c.packed_weight == 0 &&
          tiles(p, c, m) < (int64_t(1) << 30);
 }

@@ -430,10 +430,11 @@ TEST(DecodeMmaEmit, SourceAndNameRoundTrip) {
 
 // The untuned default on sm_90: decode_mma up to M = 16 with the tiles the H200 tunes picked
 // (bm 8 to M = 8, bm 16 to 16; 4 warps, 16 weight rows, no split; bm 16 in the shared-memory
-// ring, bm 8 there only where its column tiles fit one wave of the ring's blocks) where N fills
-// the SMs with 16-wide tiles and K >= 4096, wgmma_tma from 17; elsewhere (not measured there)
-// never decode_mma. From 17 to 32 rows on sm_90a it is the bm-32 tile in the shared-memory ring
-// where N is 768..4096 (K >= 4096), wgmma_tma above 32 rows and where N is larger.
+// ring, bm 8 there only where its column tiles fit one wave of the ring's blocks) where N >= 768
+// and K >= 384 (session 30, from session 29's H200 races on 768 x 4096, 4096 x 2048 and
+// 4096 x 384), wgmma_tma from 17; elsewhere (not measured there) never decode_mma. From 17 to
+// 32 rows on sm_90a it is the bm-32 tile in the shared-memory ring where N is 768..4096
+// (K >= 384), wgmma_tma above 32 rows and where N is larger.
 TEST(DecodeMmaRules, TheUntunedDefaultTakesItUpToSixteenRowsOnSm90Only) {
   const Target h = Target::from_arch("sm_90a");
   for (const GemmProblem& p : kTargets) {
@@ -467,14 +468,24 @@ TEST(DecodeMmaRules, TheUntunedDefaultTakesItUpToSixteenRowsOnSm90Only) {
   // the arch-specific target keeps mma_sync above 16 rows (wgmma_tma is sm_90a only).
   EXPECT_EQ(heuristic_default(GemmProblem{768, 4096}, h, 32).family, Family::decode_mma);
   EXPECT_EQ(heuristic_default(GemmProblem{384, 4096}, h, 32).family, Family::wgmma_tma);
-  EXPECT_EQ(heuristic_default(GemmProblem{2560, 2048}, h, 32).family, Family::wgmma_tma) << "K below 4096";
+  EXPECT_EQ(heuristic_default(GemmProblem{2560, 2048}, h, 32).family, Family::decode_mma);
+  EXPECT_EQ(heuristic_default(GemmProblem{4096, 384}, h, 32).family, Family::decode_mma);
+  EXPECT_EQ(heuristic_default(GemmProblem{4096, 256}, h, 32).family, Family::wgmma_tma) << "K below 384";
   EXPECT_NE(heuristic_default(kTargets[0], Target::from_arch("sm_90"), 32).family, Family::decode_mma);
   for (const char* arch : {"sm_80", "sm_89", "sm_100", "sm_120"})
     for (int64_t m : {1, 16}) {
       EXPECT_NE(heuristic_default(kTargets[0], Target::from_arch(arch), m).family, Family::decode_mma) << arch;
     }
-  // Outside the measured regime (N below 16 x 132 SMs, K below 4096) mma_sync's split-K default.
+  // Down to N = 768 and K = 384 (where session 29's races timed it within 0-6% of the winner);
+  // outside that (N below 768, K below 384: never measured) mma_sync's split-K default.
   for (const GemmProblem& p : {GemmProblem{768, 4096}, GemmProblem{4096, 2048}, GemmProblem{4096, 384}})
+    for (int64_t m : {1, 16}) {
+      const KernelConfig c = heuristic_default(p, h, m);
+      EXPECT_EQ(c.family, Family::decode_mma) << p.key() << " M=" << m;
+      EXPECT_EQ(c.schedule, 1) << p.key() << " M=" << m << ": the shared-memory ring (the races' fastest of the two)";
+      EXPECT_TRUE(raced_at({p, c, h.arch}, m));
+    }
+  for (const GemmProblem& p : {GemmProblem{512, 4096}, GemmProblem{4096, 256}})
     EXPECT_EQ(heuristic_default(p, h, 1).family, Family::mma_sync) << p.key();
   // [K,N] weights, which decode_mma does not stream, keep their family.
   GemmProblem kn{2560, 4096};

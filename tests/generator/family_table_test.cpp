@@ -203,7 +203,10 @@ TEST(FamilyTable, TheUntunedDefaultComesFromARankedFamily) {
 // sm_90a's [N,K] problems take the TMA family from M = 17 up (`nk`, where given),
 // its tile by the wave-count rule of family_wgmma_tma.cpp (768 x 4096 at M = 4096: one wave of
 // the wide 128 x 192 tile; at M = 256 the narrow 64 x 48, 2560 x 4096 the narrow 64 x 80), and 2560 x 4096 [N,K] takes decode_mma up to M = 16
-// in its shared-memory ring (family_decode_mma.cpp, serves_untuned).
+// in its shared-memory ring (family_decode_mma.cpp, serves_untuned). Session 30 refitted both
+// rules to session 29's H200 races: decode_mma up to M = 16 on every [N,K] shape here (N >= 768,
+// K >= 384), cooperative 128 x 48 at 2560 x 4096 M = 256, and 64 x 48 with two K tiles a stage
+// (bk 256) at 768 x 4096 M = 256.
 TEST(FamilyTable, Tp4UntunedDefaultsAreUnchanged) {
   struct Row {
     const char* arch;
@@ -216,21 +219,21 @@ TEST(FamilyTable, Tp4UntunedDefaultsAreUnchanged) {
        {"mma_sync:bm32_bn32_bk128_wm2_wn2_s4_sk3", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk6",
         "mma_sync:bm64_bn64_bk128_wm2_wn2_s4_sk3", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
        {"decode_mma:bm8_bn16_bk256_wk4_s3_sk1_sc1", "decode_mma:bm16_bn16_bk128_wk4_s3_sk1_sc1",
-        "wgmma_tma:bm64_bn80_bk128_wg2_s12_sc2_sk1", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2_sk1"}},
+        "wgmma_tma:bm128_bn48_bk128_wg2_s10_sc1_sk1", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2_sk1"}},
       {"sm_90a", {4096, 2048},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4",
         "mma_sync:bm64_bn64_bk64_wm2_wn2_s4_sk1", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
-       {"mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk4",
+       {"decode_mma:bm8_bn16_bk256_wk4_s3_sk1_sc1", "decode_mma:bm16_bn16_bk128_wk4_s3_sk1_sc1",
         "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2_sk1"}},
       {"sm_90a", {768, 4096},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16", "mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16",
         "mma_sync:bm64_bn64_bk128_wm2_wn2_s4_sk8", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
-       {"mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16", "mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16",
-        "wgmma_tma:bm64_bn48_bk128_wg2_s16_sc2_sk1", "wgmma_tma:bm128_bn192_bk128_wg2_s5_sc1_sk1"}},
+       {"decode_mma:bm8_bn16_bk256_wk4_s3_sk1_sc1", "decode_mma:bm16_bn16_bk128_wk4_s3_sk1_sc1",
+        "wgmma_tma:bm64_bn48_bk256_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn192_bk128_wg2_s5_sc1_sk1"}},
       {"sm_90a", {4096, 384},
        {"mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1", "mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1",
         "mma_sync:bm64_bn64_bk64_wm2_wn2_s4_sk1", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
-       {"mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1", "mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1",
+       {"decode_mma:bm8_bn16_bk256_wk4_s3_sk1_sc1", "decode_mma:bm16_bn16_bk128_wk4_s3_sk1_sc1",
         "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2_sk1"}},
       {"sm_80", {2560, 4096},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk8", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk8",

@@ -148,10 +148,10 @@ TEST(MmaSyncRules, HeuristicPrefersTensorCoresFromSm80AndFallsBack) {
       for (int64_t m : {1, 16, 65, 256, 4096}) {
         const KernelConfig d = heuristic_default(p, t, m);
         // sm_90a's [N,K] problems take the TMA family from M = 17 up, and decode_mma up
-        // to M = 16 where N >= 2112 and K >= 4096 (of these, 2560 x 4096).
+        // to M = 16 where N >= 768 and K >= 384 (all of these).
         const bool h = std::string(arch) == "sm_90a", sm90 = h || std::string(arch) == "sm_90";
         const Family want = h && m >= 17                                ? Family::wgmma_tma
-                            : sm90 && m <= 16 && p.n >= 2112 && p.k >= 4096 ? Family::decode_mma
+                            : sm90 && m <= 16 && p.n >= 768 && p.k >= 384 ? Family::decode_mma
                                                                         : Family::mma_sync;
         EXPECT_EQ(d.family, want) << p.key() << " m=" << m << " on " << arch;
         EXPECT_EQ(heuristic_default(p, t, m, Family::mma_sync).family, Family::mma_sync);
@@ -260,10 +260,15 @@ TEST(MmaSyncRules, SplitKVariantsServeDecodeWithNoEmptySlice) {
 }
 
 TEST(MmaSyncRules, DecodeDefaultSplitsKWhereOneRowOfTilesLeavesSmsIdle) {
-  const Target t = Target::from_arch("sm_90a");  // 132 SMs
+  const Target t = Target::from_arch("sm_80");  // 108 SMs (on sm_90, decode_mma serves M <= 16)
   // 768 x 4096 at M = 1: at most 24 tiles of 32 columns, so the default must split K.
   const KernelConfig d = heuristic_default({768, 4096}, t, 1);
+  EXPECT_EQ(d.family, Family::mma_sync);
   EXPECT_GT(d.split_k, 1) << d;
+  // The same on sm_90a where decode_mma does not serve (N below 768).
+  const KernelConfig narrow = heuristic_default({512, 4096}, Target::from_arch("sm_90a"), 1);
+  EXPECT_EQ(narrow.family, Family::mma_sync);
+  EXPECT_GT(narrow.split_k, 1) << narrow;
   // Prefill fills the SMs with tiles: no split.
   for (const GemmProblem& p : kTp4) EXPECT_EQ(heuristic_default(p, t, 4096).split_k, 1) << p.key();
 }

@@ -37,12 +37,12 @@ KernelConfig valid_config() {  // 1 warpgroup, 2 x m64, bn 128, 4 stages
 
 // The untuned default takes the TMA family on sm_90a for [N,K] weights from M = 17 up where K
 // holds a whole 128-byte box (but decode_mma's bm-32 tile from 17 to 32 rows where N is 768..4096
-// and K >= 4096: 768 x 4096 and 2560 x 4096 here); everywhere else the family before it.
+// and K >= 384: all four shapes here); everywhere else the family before it.
 TEST(WgmmaRules, TheUntunedDefaultTakesTheTmaFamilyFromM17Up) {
   const Target t = hopper(false);
   auto family = [&](const GemmProblem& p, int64_t m) { return heuristic_default(p, t, m).family; };
   for (const GemmProblem& p : kTp4) {
-    const Family mid = p.n >= 768 && p.n <= 4096 && p.k >= 4096 ? Family::decode_mma : Family::wgmma_tma;
+    const Family mid = p.n >= 768 && p.n <= 4096 && p.k >= 384 ? Family::decode_mma : Family::wgmma_tma;
     EXPECT_NE(family(p, 16), Family::wgmma_tma) << p.key();
     EXPECT_EQ(family(p, 17), mid) << p.key();
     EXPECT_EQ(family(p, 32), mid) << p.key();
@@ -67,21 +67,29 @@ TEST(WgmmaRules, TheUntunedDefaultTakesTheTmaFamilyFromM17Up) {
 // M, small N), and a wide tile (bn 96, 160 or 192, where it divides N) where it fills one or two
 // waves that bn 128 would leave mostly idle; since session 13 (call 4, H200) a narrow ping-pong
 // tile (64x48, 64x80: deep rings) where it fills one wave that 64x64 or 128x64 leave short.
+// Since session 30 (fitted to session 29's H200 races, family_wgmma_tma.cpp): the cooperative
+// 128x48 (deep ring) among them, and the 64-row ping-pong tiles of 48, 64 and 80 columns with
+// two K tiles a stage (bk 256) where K >= 2048; the points that changed then (2560 x 4096
+// M = 128 and 256, 6144 x 4096 M = 128, 4096 x 2048 M = 128, 768 x 4096 M = 128..1024).
 TEST(WgmmaRules, TheUntunedTileFollowsTheWaveCount) {
   const Target t = hopper(false);
   ASSERT_EQ(t.sm_count, 132);
   struct Point {
     int64_t n, k, m;
-    int schedule, bm, bn;
+    int schedule, bm, bn, bk;
   };
   const Point points[] = {
-      {2560, 4096, 128, 2, 64, 48},    {2560, 4096, 256, 2, 64, 80},    {2560, 4096, 512, 1, 128, 80},
-      {2560, 4096, 1024, 1, 128, 160}, {2560, 4096, 2048, 1, 128, 160}, {2560, 4096, 4096, 2, 128, 128},
-      {6144, 4096, 128, 2, 128, 64},   {6144, 4096, 256, 1, 128, 96},  {6144, 4096, 512, 1, 128, 192},
-      {6144, 4096, 1024, 2, 128, 128}, {6144, 4096, 2048, 2, 128, 128}, {28672, 4096, 128, 2, 128, 128},
-      {4096, 2048, 128, 2, 64, 64},    {4096, 2048, 1024, 2, 128, 128}, {768, 4096, 1024, 2, 128, 64},
-      {768, 4096, 2048, 1, 128, 96},   {6144, 4096, 4096, 2, 128, 128}, {768, 4096, 128, 2, 64, 48},
-      {768, 4096, 256, 2, 64, 48},     {768, 4096, 512, 2, 64, 48},
+      {2560, 4096, 128, 2, 64, 48, 256},    {2560, 4096, 256, 1, 128, 48, 128},
+      {2560, 4096, 512, 1, 128, 80, 128},   {2560, 4096, 1024, 1, 128, 160, 128},
+      {2560, 4096, 2048, 1, 128, 160, 128}, {2560, 4096, 4096, 2, 128, 128, 128},
+      {6144, 4096, 128, 1, 128, 48, 128},   {6144, 4096, 256, 1, 128, 96, 128},
+      {6144, 4096, 512, 1, 128, 192, 128},  {6144, 4096, 1024, 2, 128, 128, 128},
+      {6144, 4096, 2048, 2, 128, 128, 128}, {28672, 4096, 128, 2, 128, 128, 128},
+      {4096, 2048, 128, 2, 64, 64, 256},    {4096, 2048, 1024, 2, 128, 128, 128},
+      {768, 4096, 1024, 1, 128, 48, 128},   {768, 4096, 2048, 1, 128, 96, 128},
+      {6144, 4096, 4096, 2, 128, 128, 128}, {768, 4096, 128, 2, 64, 48, 256},
+      {768, 4096, 256, 2, 64, 48, 256},     {768, 4096, 512, 2, 64, 48, 256},
+      {4096, 384, 128, 2, 64, 64, 128},     {4096, 384, 64, 2, 64, 48, 128},  // K < 2048: one K tile a stage
   };
   for (const Point& q : points) {
     const KernelConfig c = heuristic_default(GemmProblem{q.n, q.k}, t, q.m);
@@ -90,8 +98,11 @@ TEST(WgmmaRules, TheUntunedTileFollowsTheWaveCount) {
     EXPECT_EQ(c.schedule, q.schedule) << at << c;
     EXPECT_EQ(c.bm, q.bm) << at << c;
     EXPECT_EQ(c.bn, q.bn) << at << c;
-    if ((c.bn == 48 || c.bn == 80) && c.schedule == 2)
-      EXPECT_GT(c.stages, 8) << at << c << ": a narrow tile's ring is as deep as fits";
+    EXPECT_EQ(c.bk, q.bk) << at << c;
+    if (c.bk == 256)
+      EXPECT_GE(c.stages, 6) << at << c << ": a bk-256 twin's ring is as deep as fits";
+    else if (c.bn == 48 || c.bn == 80)
+      EXPECT_GE(c.stages, 8) << at << c << ": a narrow tile's ring is as deep as fits";
     else
       EXPECT_LE(c.stages, 8) << at << c << ": the plain ring, not a deep variant";
   }

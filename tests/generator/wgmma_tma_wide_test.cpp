@@ -116,20 +116,26 @@ TEST(WgmmaTmaNarrow, OfferedWhereTheLastColumnWastesLittleWithDeepRings) {
 
 // The untuned default takes the narrow ping-pong tiles, or cooperative 128x80, where one wave of
 // them fills more SMs than 64x64, 128x64 or 64x160 would (session 13 call 4, H200: the tune's
-// winners there); never cooperative 128x48.
+// winners there); since session 30 also cooperative 128x48 (deep ring), fitted to session 29's
+// H200 races, where it won 2560 x 4096 M = 256 and 6144 x 4096 M = 128.
 TEST(WgmmaTmaNarrow, TheUntunedDefaultTakesANarrowTileWhereItFillsOneWave) {
   EXPECT_EQ(heuristic_default({2560, 4096}, kHopper, 128).bn, 48);
-  EXPECT_EQ(heuristic_default({2560, 4096}, kHopper, 256).bn, 80);
+  const KernelConfig m256 = heuristic_default({2560, 4096}, kHopper, 256);
+  EXPECT_EQ(m256.bn, 48);
+  EXPECT_EQ(m256.schedule, 1) << "cooperative 128x48: 108 tiles";
+  EXPECT_EQ(m256.stages, 10) << "its deep ring";
   const KernelConfig m512 = heuristic_default({2560, 4096}, kHopper, 512);
   EXPECT_EQ(m512.bn, 80);
   EXPECT_EQ(m512.schedule, 1) << "cooperative 128x80: 128 tiles";
   EXPECT_EQ(heuristic_default({2560, 4096}, kHopper, 1024).bn, 160) << "one wave of 128x160, not two of 128x80";
   EXPECT_EQ(heuristic_default({768, 4096}, kHopper, 512).bn, 48);
-  EXPECT_EQ(heuristic_default({6144, 4096}, kHopper, 128).bn, 64) << "128x64: one wave of 96 tiles";
+  const KernelConfig q128 = heuristic_default({6144, 4096}, kHopper, 128);
+  EXPECT_EQ(q128.bn, 48) << "128x48: one wave of 128 tiles";
+  EXPECT_EQ(q128.bm, 128);
   for (const GemmProblem& p : {GemmProblem{2560, 4096}, GemmProblem{6144, 4096}, GemmProblem{768, 4096}})
     for (int64_t m : {64, 128, 256, 512, 1024, 2048, 4096}) {
       const KernelConfig c = heuristic_default(p, kHopper, m);
-      if (c.bn == 48) EXPECT_EQ(c.schedule, 2) << p.key() << " M=" << m << ": " << c;
+      if (c.bn == 48) EXPECT_EQ(c.schedule == 2, c.bm == 64) << p.key() << " M=" << m << ": " << c;
     }
 }
 
@@ -137,7 +143,8 @@ namespace i8g {
 namespace {
 
 // The bk-256 twins (two 128-byte K tiles a stage): one for each ping-pong tile of 64 rows and at
-// most 128 columns the shape is offered, with as deep a ring as fits, never the untuned default.
+// most 128 columns the shape is offered, with as deep a ring as fits; the untuned default's
+// 64-row ping-pong tiles of 48, 64 and 80 columns where K >= 2048 (session 30), no other.
 TEST(WgmmaTmaTwoKTiles, TwinsOfThePingPong64RowTilesWithDeepRings) {
   const GemmProblem p{2560, 4096};
   std::set<std::string> twins;
@@ -158,8 +165,14 @@ TEST(WgmmaTmaTwoKTiles, TwinsOfThePingPong64RowTilesWithDeepRings) {
                  std::to_string(c.stages));
   }
   EXPECT_EQ(twins, (std::set<std::string>{"sc2_64x48_s8", "sc2_64x64_s7", "sc2_64x80_s6", "sc2_64x128_s4"}));
-  for (int64_t m : {17, 32, 64, 128, 1024})
-    EXPECT_EQ(heuristic_default(p, kHopper, m).bk, 128) << "M=" << m << ": the untuned default keeps one K tile a stage";
+  for (const GemmProblem& q : {p, GemmProblem{4096, 2048}, GemmProblem{4096, 1920}, GemmProblem{4096, 384}})
+    for (int64_t m : {33, 64, 128, 256, 1024, 4096}) {
+      const KernelConfig c = heuristic_default(q, kHopper, m);
+      const bool twin = q.k >= 2048 && c.schedule == 2 && c.bm == 64 && c.bn <= 80;
+      EXPECT_EQ(c.bk, twin ? 256 : 128) << q.key() << " M=" << m << ": " << c;
+    }
+  EXPECT_EQ(heuristic_default(p, kHopper, 64).bk, 256) << "64x48 at M = 64";
+  EXPECT_EQ(heuristic_default(GemmProblem{4096, 384}, kHopper, 64).bk, 128) << "K = 384: one K tile a stage";
   KernelConfig bad;
   for (const KernelConfig& c : candidates(p, kHopper))
     if (c.family == Family::wgmma_tma) bad = c;

@@ -29,8 +29,8 @@ TEST_F(ProgrammaticLaunch, BackToBackRunsIntoOneOutputEndWithTheLastRunsResult) 
     const char* what;
   };
   // The untuned default of each family that runs on the H200 (sm_90a): mma_sync split-K
-  // (768 x 4096 at M <= 16), decode_mma (2560 x 4096 at M = 1), wgmma_tma (M = 100 and 256).
-  const Case cases[] = {{768, 4096, 3, "mma_sync split-K"},
+  // (512 x 4096 at M <= 16), decode_mma (2560 x 4096 at M = 1), wgmma_tma (M = 100 and 256).
+  const Case cases[] = {{512, 4096, 3, "mma_sync split-K"},
                         {2560, 4096, 1, "decode_mma"},
                         {2560, 4096, 100, "wgmma_tma, a row tail"},
                         {6144, 4096, 256, "wgmma_tma"}};

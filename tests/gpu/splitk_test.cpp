@@ -68,7 +68,8 @@ int split_of(const std::string& kernel) {
   }
 }
 
-// 768 x 4096 at M = 1 has at most 24 column tiles for 132 SMs: the default splits K.
+// 512 x 4096 at M = 1 has at most 16 column tiles for 132 SMs: the default splits K (768 x 4096
+// did until session 30; its M <= 16 default is decode_mma since).
 TEST_F(SplitK, DecodeDefaultSplitsAndEveryEpilogueOptionIsExact) {
   if (!options().family.empty()) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
   int checked = 0;
@@ -77,7 +78,7 @@ TEST_F(SplitK, DecodeDefaultSplitsAndEveryEpilogueOptionIsExact) {
       for (int flags = 0; flags < 4; ++flags) {
         const bool bias = flags & 1, asym = flags & 2;
         if (bias && o == I8GEMM_OUT_I32) continue;
-        const i8gemm_problem p = make_problem(768, 4096, I8GEMM_WEIGHT_NK, act,
+        const i8gemm_problem p = make_problem(512, 4096, I8GEMM_WEIGHT_NK, act,
                                               act == I8GEMM_SCALE_PER_TOKEN ? I8GEMM_SCALE_PER_CHANNEL
                                                                             : I8GEMM_SCALE_PER_TENSOR,
                                               o, bias, asym);
@@ -97,9 +98,9 @@ TEST_F(SplitK, DecodeDefaultSplitsAndEveryEpilogueOptionIsExact) {
 // activations each time, then twenty graph replays, each compared with its own reference.
 TEST_F(SplitK, RepeatedRunsAndGraphReplaysStayExact) {
   if (!options().family.empty()) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
-  // 768 x 4096 (shared_gate_up): its M <= 16 default is mma_sync split-K (2560 x 4096's is
-  // decode_mma unsplit since 2026-12-01).
-  const i8gemm_problem p = make_problem(768, 4096);
+  // 512 x 4096: its M <= 16 default is mma_sync split-K (2560 x 4096's is decode_mma unsplit
+  // since 2026-12-01, 768 x 4096's since session 30).
+  const i8gemm_problem p = make_problem(512, 4096);
   const int64_t M = 3;
   const std::string kernel = prepare(p, 64, M);
   ASSERT_GT(split_of(kernel), 1) << kernel;
@@ -172,9 +173,9 @@ TEST_F(SplitK, EveryCandidateOfATp4ShapeIsExact) {
 // smaller grid are a prefix of a larger one's, so alternating M must stay exact.
 TEST_F(SplitK, AlternatingRowCountsShareOneBucketWorkspace) {
   if (!options().family.empty()) GTEST_SKIP() << "I8GEMM_FAMILY overrides the default family";
-  const i8gemm_problem p = make_problem(768, 4096);
-  // Rows up to 16: from M = 17 up sm_90a's default is decode_mma's bm-32 tile (to 32 rows) or
-  // wgmma_tma, neither split untuned (the M = 16 bucket of 768 x 4096 is mma_sync split-K).
+  const i8gemm_problem p = make_problem(512, 4096);
+  // Rows up to 16: from M = 17 up sm_90a's default is wgmma_tma, not split untuned (the M = 16
+  // bucket of 512 x 4096 is mma_sync split-K).
   ASSERT_GT(split_of(prepare(p, 16, 16)), 1) << chosen(p, 16);
   int exact = 0;
   for (int64_t m : {1, 9, 2, 16, 1, 13, 7, 16, 3}) {

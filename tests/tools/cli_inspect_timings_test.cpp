@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/target.hpp"
+#include "generator/generator.hpp"
 #include "tests/cache/cache_test_util.hpp"
 #include "cli_test_support.hpp"
 
@@ -151,6 +153,65 @@ TEST_F(CliInspectTimings, RaceRanksEveryCandidateAgainstTheWinner) {
   Result names = run({"inspect", "--filter", "kernel_fast", "--cache", c, "race"});
   EXPECT_TRUE(names.failed_cleanly()) << names.describe();
   EXPECT_NE(names.err.find("matches problem keys"), std::string::npos) << names.describe();
+}
+
+// `inspect race --untuned`: per bucket, the kernel this build's untuned default names for the
+// bucket's problem, arch and SM count, with its time in the race against the winner's; "not in
+// this race" where it was not timed; no default for an arch this build does not know; and the
+// geometric mean over the buckets where it was timed.
+TEST_F(CliInspectTimings, RaceUntunedNamesTheDefaultAndItsTimeAgainstTheWinner) {
+  const std::string c = dir_.file("untuned.sqlite");
+  const cache::TuneKey key = cache::testing::make_tune_key();  // 2560 x 4096, M = 16, sm_90a, 132 SMs
+  Target t = Target::from_arch(key.arch);
+  t.sm_count = key.sm_count;
+  const GemmProblem p = GemmProblem::parse_key(key.problem_key);
+  const std::string dflt = KernelSpec{p, heuristic_default(p, t, key.m_bucket), t.arch}.name();
+  cache::TuneKey other = key;  // a bucket where the default was not raced
+  other.m_bucket = 64;
+  cache::TuneKey foreign = key;  // an arch this build cannot name a default for
+  foreign.arch = "sm_99z";
+  foreign.m_bucket = 256;
+  {
+    Cache cache(c, Cache::Mode::read_write);
+    cache::Timing fast{key, "kernel_fast", 0, CandidateStatus::ok, "", 8.5, 9.0, 8.4, 8.0, 8.2, 7.9, 0};
+    cache::Timing d = fast;
+    d.candidate = dflt;
+    d.graph_median_us = 10.0;
+    cache::Timing o = fast;
+    o.key = other;
+    cache::Timing f = fast;
+    f.key = foreign;
+    cache.put_timings({fast, d, o, f});
+    cache.put_winner({key, "kernel_fast", 0, 8.0, 0, 0, 0});
+    cache.put_winner({other, "kernel_fast", 0, 8.0, 0, 0, 0});
+    cache.put_winner({foreign, "kernel_fast", 0, 8.0, 0, 0, 0});
+  }
+  Result race = run({"inspect", "race", "--untuned", "--cache", c});
+  ASSERT_TRUE(race.ok()) << race.describe();
+  EXPECT_NE(race.out.find("untuned default (this build's rule): " + dflt + " 10.00 us, 1.25x the winner"),
+            std::string::npos)
+      << race.out;
+  EXPECT_NE(race.out.find("(not in this race)"), std::string::npos) << race.out;
+  EXPECT_NE(race.out.find("no untuned default: "), std::string::npos) << race.out;
+  EXPECT_NE(race.out.find("1 of 3 buckets where it was timed: geometric mean 1.250x, worst 1.250x"), std::string::npos)
+      << race.out;
+  Result plain = run({"inspect", "race", "--cache", c});
+  ASSERT_TRUE(plain.ok()) << plain.describe();
+  EXPECT_EQ(plain.out.find("untuned default"), std::string::npos) << "only on request\n" << plain.out;
+
+  Result js = run({"inspect", "race", "--untuned", "--json", "--cache", c});
+  ASSERT_TRUE(js.ok()) << js.describe();
+  const json doc = json::parse(js.out);
+  int timed = 0;
+  for (const json& b : doc.at("buckets")) {
+    const json& u = b.at("untuned");
+    if (!u.at("vs_winner").is_null()) {
+      ++timed;
+      EXPECT_EQ(u.at("candidate"), dflt);
+      EXPECT_DOUBLE_EQ(u.at("vs_winner").get<double>(), 1.25);
+    }
+  }
+  EXPECT_EQ(timed, 1);
 }
 
 }  // namespace
