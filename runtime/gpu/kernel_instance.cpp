@@ -76,7 +76,7 @@ int resident_blocks(CUfunction fn, const LaunchShape& s, int sm_count) {
 KernelInstance::KernelInstance(KernelSpec spec, CUfunction fn, int64_t max_m, int sm_count)
     : spec_(std::move(spec)), fn_(fn), max_m_(max_m),
       sm_count_(resident_blocks(fn, launch_shape(spec_, 1, sm_count), sm_count)),
-      tma_operands_(family_info(spec_.config.family).tma_operands),
+      maps_(family_info(spec_.config.family).tma_operands ? std::make_unique<OperandMapCache>(spec_) : nullptr),
       programmatic_(programmatic_launches(spec_.arch)),
       workspace_(zeroed_device_buffer(workspace_bytes(spec_, max_m))) {}
 
@@ -102,7 +102,7 @@ void KernelInstance::launch_into(const I8gArgs& a, CUstream stream, int* workspa
   const LaunchShape s = launch_shape(spec_, a.m, sm_count_);
   OperandMaps maps;
   void* params[] = {&args, &maps.x, &maps.w, &maps.out};
-  if (tma_operands_) maps = operand_tensor_maps(spec_, args);
+  if (maps_) maps = maps_->maps(args);
   const SplitKCounters c = splitk_counters(spec_, a.m);
   const bool clear = clear_counters && c.blocks > 0;
   if (clear)

@@ -10,9 +10,11 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <memory>
 
 #include "generator/types.hpp"
 #include "runtime/gpu/device_buffer.hpp"
+#include "runtime/gpu/tensor_map.hpp"
 #include "templates/i8g_args.h"
 
 namespace i8g {
@@ -32,7 +34,8 @@ class KernelInstance {
   const KernelSpec& spec() const { return spec_; }
   int64_t max_m() const { return max_m_; }
   // The kernel over a.m rows (at most max_m) on `stream`; n, k and workspace come from the
-  // instance; families that load with TMA get their two tensor maps encoded here (host only).
+  // instance; families that load with TMA get their two tensor maps from the instance's map
+  // cache (encoded, host only, the first time an operand's address is seen: OperandMapCache).
   // Only a launch: no allocation, no synchronization, so it is safe while capturing. On sm_90
   // and later the launch is programmatic (it may start before the previous kernel in the stream
   // ends; every generated kernel waits for it before touching memory: templates/grid_order.cuh)
@@ -53,7 +56,8 @@ class KernelInstance {
   CUfunction fn_ = nullptr;
   int64_t max_m_ = 0;
   int sm_count_ = 0;  // blocks resident at once: the SM count, or less where clusters do not tile the SMs
-  bool tma_operands_ = false;  // the family takes two tensor maps (looked up once, not per launch)
+  // The family takes tensor maps (looked up once, not per launch): their cache; else empty.
+  std::unique_ptr<OperandMapCache> maps_;
   bool programmatic_ = false;  // launched with programmatic stream serialization (sm_90+, not I8GEMM_PDL=0)
   DeviceBuffer workspace_;
 };

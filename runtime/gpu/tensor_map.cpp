@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "generator/generator.hpp"
 #include "runtime/gpu/cuda_driver.hpp"
@@ -58,6 +60,43 @@ OperandMaps operand_tensor_maps(const KernelSpec& spec, const I8gArgs& a) {
   if (!spec.config.packed_weight) m.w = operand_tensor_map(a.w, a.n, a.k, box.w);  // a packed one: bulk copies
   if (box.out > 0 && reinterpret_cast<uintptr_t>(a.out) % 16 == 0) m.out = output_tensor_map(a.out, a.m, a.n, box.out);
   return m;
+}
+
+OperandMapCache::OperandMapCache(const KernelSpec& spec, size_t x_capacity, size_t w_capacity, Encode encode)
+    : spec_(spec), x_capacity_(std::max<size_t>(1, x_capacity)), w_capacity_(std::max<size_t>(1, w_capacity)),
+      encode_(encode) {}
+
+CUtensorMap OperandMapCache::lookup(std::vector<Entry>& ring, size_t capacity, size_t& next, const void* base,
+                                    int64_t rows, int box_rows) const {
+  for (const Entry& e : ring)
+    if (e.base == base && e.rows == rows) return e.map;
+  const Entry e{base, rows, encode_(base, rows, spec_.problem.k, box_rows)};  // throws: nothing stored
+  ++encodes_;
+  if (ring.size() < capacity) {
+    ring.push_back(e);
+  } else {
+    ring[next] = e;
+    next = (next + 1) % capacity;
+  }
+  return e.map;
+}
+
+OperandMaps OperandMapCache::maps(const I8gArgs& a) const {
+  const TmaBoxRows box = tma_box_rows(spec_.config, a.m);
+  OperandMaps m{};
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    m.x = lookup(x_, x_capacity_, x_next_, a.x, a.m, box.x);  // the box follows M (x_box_rows)
+    if (!spec_.config.packed_weight) m.w = lookup(w_, w_capacity_, w_next_, a.w, spec_.problem.n, box.w);
+  }
+  if (box.out > 0 && reinterpret_cast<uintptr_t>(a.out) % 16 == 0)
+    m.out = output_tensor_map(a.out, a.m, spec_.problem.n, box.out);
+  return m;
+}
+
+size_t OperandMapCache::encodes() const {
+  const std::lock_guard<std::mutex> lock(mu_);
+  return encodes_;
 }
 
 }  // namespace i8g
