@@ -82,6 +82,13 @@ struct TuneKey {
   bool operator!=(const TuneKey& o) const { return !(*this == o); }
 };
 
+// Why winners stored for `want`'s problem are not `want`'s (its M bucket aside): for each field
+// of the key that differs, "<field> <theirs> (this one: <ours>)", joined with "; ", e.g.
+// "generator de7061bc41f2 (this one: 9a0c3e11d2b7)"; empty when only the bucket differs or the
+// problem is another one. Prepare logs it where a cache holds winners of the problem that
+// were measured elsewhere (another GPU, driver, NVRTC or generator), so that a re-tune is due.
+std::string tune_key_mismatch(const TuneKey& have, const TuneKey& want);
+
 // What became of a tuning candidate; stored as its text ("ok", "rejected", "failed"), which
 // the schema's CHECK also lists, so files written before the enum read the same.
 enum class CandidateStatus {

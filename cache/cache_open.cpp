@@ -428,6 +428,25 @@ std::string BinaryKey::to_string() const {
          (options_hash.empty() ? std::string("none") : options_hash.substr(0, 12)) + "]";
 }
 
+std::string tune_key_mismatch(const TuneKey& have, const TuneKey& want) {
+  if (have.problem_key != want.problem_key) return "";
+  std::string out;
+  auto differ = [&](bool same, const char* field, const std::string& a, const std::string& b) {
+    if (same) return;
+    if (!out.empty()) out += "; ";
+    out += std::string(field) + " " + a + " (this one: " + b + ")";
+  };
+  differ(have.arch == want.arch, "arch", have.arch, want.arch);
+  differ(have.sm_count == want.sm_count, "SM count", std::to_string(have.sm_count), std::to_string(want.sm_count));
+  differ(have.gpu_name == want.gpu_name, "GPU", "'" + have.gpu_name + "'", "'" + want.gpu_name + "'");
+  differ(have.compiler_version == want.compiler_version, "NVRTC", "'" + have.compiler_version + "'",
+         "'" + want.compiler_version + "'");
+  differ(have.driver_version == want.driver_version, "driver", have.driver_version, want.driver_version);
+  differ(have.generator_hash == want.generator_hash, "generator", have.generator_hash.substr(0, 12),
+         want.generator_hash.substr(0, 12));
+  return out;
+}
+
 std::string TuneKey::to_string() const {
   return problem_key + " m_bucket=" + std::to_string(m_bucket) + " arch=" + arch +
          " sm_count=" + std::to_string(sm_count) + " gpu='" + gpu_name + "' compiler='" +

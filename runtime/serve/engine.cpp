@@ -162,11 +162,25 @@ void Engine::prepare(const GemmProblem& p, int64_t max_m) {
   std::map<int64_t, cache::Winner> tuned;
   if (c) {
     const cache::TuneKey want = tune_key(dev_, cv, p, 0);
+    std::map<std::string, int> elsewhere;  // winners of this problem measured elsewhere, by why
     for (cache::Winner& w : c->list_winners()) {
       cache::TuneKey k = w.key;
       k.m_bucket = 0;
-      if (k == want) tuned[w.key.m_bucket] = std::move(w);
+      if (k == want) {
+        tuned[w.key.m_bucket] = std::move(w);
+      } else if (std::string why = cache::tune_key_mismatch(k, want); !why.empty()) {
+        ++elsewhere[why];
+      }
     }
+    // Winners that cannot serve here (most often: tuned before an upgrade changed the generator)
+    // are kept, never used; say so where none can, so that the slower untuned default is not a
+    // surprise.
+    if (tuned.empty())
+      for (const auto& [why, count] : elsewhere)
+        log_warning(fmt::format("{}: the cache holds {} tuned bucket(s) of this problem measured elsewhere — {} — "
+                                "not used here; the untuned default serves until `i8gemm tune` runs on this "
+                                "setup",
+                                id, count, why));
   }
   std::vector<int64_t> bounds = m_buckets(max_m);
   for (const auto& [m, w] : tuned)

@@ -142,6 +142,30 @@ TEST(CacheTuning, ChangingAnyTuneKeyPartMisses) {
   }
 }
 
+// What prepare logs about winners it cannot use: each differing field, theirs and ours; nothing
+// for the M bucket alone or for another problem.
+TEST(CacheTuning, TuneKeyMismatchNamesEveryDifferingField) {
+  const TuneKey want = make_tune_key();
+  TuneKey have = want;
+  EXPECT_EQ(tune_key_mismatch(have, want), "");
+  have.m_bucket = 4096;
+  EXPECT_EQ(tune_key_mismatch(have, want), "") << "the bucket is not a mismatch";
+  have.generator_hash = std::string(64, 'b');
+  EXPECT_EQ(tune_key_mismatch(have, want), "generator bbbbbbbbbbbb (this one: aaaaaaaaaaaa)");
+  have.driver_version = "13010";
+  have.gpu_name = "NVIDIA H100 80GB HBM3";
+  EXPECT_EQ(tune_key_mismatch(have, want),
+            "GPU 'NVIDIA H100 80GB HBM3' (this one: 'NVIDIA H200'); driver 13010 (this one: 13000); generator "
+            "bbbbbbbbbbbb (this one: aaaaaaaaaaaa)");
+  TuneKey same_prefix = want;  // equal in the 12 characters shown, different after
+  same_prefix.generator_hash = std::string(63, 'a') + "c";
+  EXPECT_NE(tune_key_mismatch(same_prefix, want), "");
+  TuneKey other = want;
+  other.problem_key = "n2560_k4096_nk_tok_ch_f16";
+  other.driver_version = "1";
+  EXPECT_EQ(tune_key_mismatch(other, want), "") << "another problem's winners are not this one's";
+}
+
 TEST(CacheTuning, PutWinnerReplacesOnlyThatKey) {
   TempDir dir;
   Cache c(dir.file("c.sqlite"), Cache::Mode::read_write);

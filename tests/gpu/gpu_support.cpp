@@ -253,12 +253,13 @@ void DeviceGemm::update(const HostOperands& h) {
 }
 
 void put_winner(const std::string& cache_path, const i8gemm_problem& p, int64_t m_bucket,
-                const std::string& candidate) {
+                const std::string& candidate, const std::string& generator_hash) {
   const DeviceInfo dev = query_device(0);
   const std::string cv = make_compiler(dev.target)->version();
   cache::Cache c(cache_path, cache::Cache::Mode::read_write);
   cache::Winner w;
   w.key = tune_key(dev, cv, to_gemm_problem(p), m_bucket);
+  if (!generator_hash.empty()) w.key.generator_hash = generator_hash;
   w.candidate = candidate;
   w.time_us = 1.0;
   w.baseline_us = 1.0;

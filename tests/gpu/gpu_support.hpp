@@ -154,9 +154,10 @@ std::string rerun_with_new_activations(const i8gemm_problem& p, int64_t m, const
                                        const Stream& s, std::mt19937& rng, const std::function<void()>& launch);
 
 // Stores a tuned winner `candidate` ("cublaslt:algo=0" or a kernel name) for p covering every M
-// up to m_bucket, under the key prepare computes on device 0 and this toolchain.
+// up to m_bucket, under the key prepare computes on device 0 and this toolchain (with another
+// generator hash where one is given: a winner tuned before an upgrade).
 void put_winner(const std::string& cache_path, const i8gemm_problem& p, int64_t m_bucket,
-                const std::string& candidate);
+                const std::string& candidate, const std::string& generator_hash = "");
 // A winner "cublaslt:algo=0": prepare then takes the cuBLASLt path (an int32 accumulator of
 // max_m x N allocated in prepare, cuBLASLt, then the dequant kernel).
 void put_cublaslt_winner(const std::string& cache_path, const i8gemm_problem& p, int64_t m_bucket);

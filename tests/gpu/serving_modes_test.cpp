@@ -177,6 +177,29 @@ TEST_F(ServingModes, ACapturedGraphOverEveryMOfACublasLtBucketIsExact) {
   std::printf("[ figure ] one graph over %zu M values of a cuBLASLt bucket: %d exact\n", ms.size(), exact);
 }
 
+// Winners this setup cannot use (here: tuned under another generator, as after an upgrade) are
+// kept and not used, and prepare says so in a warning that names what differs; the untuned
+// default serves.
+TEST_F(ServingModes, WinnersMeasuredElsewhereAreNamedInAWarningAndNotUsed) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  const i8gemm_problem p = make_problem(2560, 4096);
+  put_winner(path, p, 16, "cublaslt:algo=0", std::string(64, 'f'));
+  std::string err;
+  set_log_sink([](int, const char* m, void* u) { *static_cast<std::string*>(u) += std::string(m) + "\n"; }, &err);
+  i8gemm_context* ctx = nullptr;
+  const i8gemm_status created = i8gemm_create(0, path.c_str(), &ctx);
+  const i8gemm_status prepared = created == I8GEMM_SUCCESS ? i8gemm_prepare(ctx, &p, 16) : created;
+  set_log_sink(nullptr, nullptr);
+  ASSERT_EQ(prepared, I8GEMM_SUCCESS) << i8gemm_last_error();
+  EXPECT_NE(err.find("1 tuned bucket(s) of this problem measured elsewhere"), std::string::npos) << err;
+  EXPECT_NE(err.find("generator ffffffffffff (this one: "), std::string::npos) << err;
+  i8gemm_choice c{};
+  I8G_OK(i8gemm_chosen(ctx, &p, 16, &c));
+  EXPECT_STRNE(c.kernel, "cublaslt:algo=0") << "a winner measured elsewhere is not served";
+  i8gemm_destroy(ctx);
+}
+
 // Every call puts the thread's current CUDA context back as it found it, here: none.
 TEST_F(ServingModes, EveryCallLeavesTheThreadsCurrentContextAsItWas) {
   TempDir dir;
