@@ -126,8 +126,10 @@ void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<Name
     if (f->amd == t.amd) columns.push_back(f);
   std::string family_header;
   for (const FamilyInfo* f : columns) family_header += fmt::format(" {:>12}", fmt::format("{} us", f->name));
-  fmt::print("{:<14} {:>6} {:<96} {:>10} {:>10} {:>8}{} {:>4} {:>4} {:>4}\n", "shape", "M", "winner", "time us",
-             "cuBLASLt", "speedup", family_header, "ok", "rej", "fail");
+  // "untuned": the time of the kernel prepare runs untuned in that bucket (this build's rule,
+  // heuristic_default), over the winner's: what the tune bought ("-" where it was not timed).
+  fmt::print("{:<14} {:>6} {:<96} {:>10} {:>10} {:>8} {:>8}{} {:>4} {:>4} {:>4}\n", "shape", "M", "winner", "time us",
+             "cuBLASLt", "speedup", "untuned", family_header, "ok", "rej", "fail");
   for (size_t i = 0; i < problems.size(); ++i) {
     if (ms_of[i].empty()) continue;  // another shard's
     const std::string label = shapes[i].name.empty() ? fmt::format("{}x{}", shapes[i].n, shapes[i].k) : shapes[i].name;
@@ -177,15 +179,23 @@ void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<Name
           fmt::print(stderr, "  rejected {}: {}\n", to_string(c.candidate), c.reason);
       }
       const CandidateResult* w = r.winning();
+      std::string untuned = "-";
+      try {
+        const std::string name = KernelSpec{problems[i], heuristic_default(problems[i], t, r.m), t.arch}.name();
+        for (const CandidateResult& c : r.candidates)
+          if (const KernelSpec* s = kernel_of(c.candidate); s && w && fully_timed(c) && s->name() == name)
+            untuned = fmt::format("{:.2f}x", c.graph->median_us / w->graph->median_us);
+      } catch (const Error&) {  // no default for this problem: "-"
+      }
       std::string family_cells;
       for (const FamilyInfo* f : columns) {
         auto it = best.find(f->family);
         family_cells += fmt::format(" {:>12}", us_or_dash(it == best.end() ? std::nullopt : std::optional(it->second)));
       }
-      fmt::print("{:<14} {:>6} {:<96} {:>10} {:>10} {:>8}{} {:>4} {:>4} {:>4}\n", label, r.m,
+      fmt::print("{:<14} {:>6} {:<96} {:>10} {:>10} {:>8} {:>8}{} {:>4} {:>4} {:>4}\n", label, r.m,
                  w ? to_string(w->candidate) : "-", us_or_dash(w ? std::optional(w->graph->median_us) : std::nullopt),
                  r.baseline_us ? us_or_dash(r.baseline_us) : "n/a",
-                 r.speedup > 0 ? fmt::format("{:.2f}x", r.speedup) : "n/a", family_cells, ok, rej, fail);
+                 r.speedup > 0 ? fmt::format("{:.2f}x", r.speedup) : "n/a", untuned, family_cells, ok, rej, fail);
     }
   }
 }
