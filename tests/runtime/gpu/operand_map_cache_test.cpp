@@ -1,60 +1,16 @@
 // OperandMapCache (runtime/gpu/tensor_map.hpp) with a stand-in encoder, no GPU: a map is encoded
 // once per x address and M and once per w address, what comes back is what the encoder made for
-// exactly those arguments, the oldest entry is replaced when a ring is full, a failed encode
-// stores nothing, and launches on several threads share one cache safely.
+// exactly those arguments, the oldest entry is replaced when a ring is full, and a failed encode
+// stores nothing. (Several threads sharing one cache: tests/threads/.)
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstring>
-#include <thread>
-#include <vector>
 
-#include "core/error.hpp"
-#include "generator/generator.hpp"
-#include "runtime/gpu/tensor_map.hpp"
+#include "tests/runtime/gpu/fake_tensor_map.hpp"
 
 namespace i8g {
 namespace {
-
-struct Made {
-  const void* base;
-  int64_t rows, k;
-  int box_rows;
-};
-std::atomic<int> g_calls{0};
-
-// A "map" whose bytes say what it was made from; throws for a base of 0x10 (a refused operand).
-CUtensorMap fake_encode(const void* base, int64_t rows, int64_t k, int box_rows) {
-  ++g_calls;
-  if (reinterpret_cast<uintptr_t>(base) == 0x10) throw Error(ErrorKind::invalid_argument, "tensor map", "refused");
-  CUtensorMap m{};
-  const Made made{base, rows, k, box_rows};
-  static_assert(sizeof(made) <= sizeof(m));
-  std::memcpy(&m, &made, sizeof(made));
-  return m;
-}
-
-Made made_of(const CUtensorMap& m) {
-  Made made{};
-  std::memcpy(&made, &m, sizeof(made));
-  return made;
-}
-
-KernelSpec tma_spec() {  // a wgmma_tma kernel for 2560 x 4096 with a register store (no output map)
-  const GemmProblem p{2560, 4096};
-  Target t = Target::from_arch("sm_90a");
-  return KernelSpec{p, heuristic_default(p, t, 1024), t.arch};
-}
-
-I8gArgs args(uintptr_t x, uintptr_t w, int64_t m) {
-  I8gArgs a{};
-  a.x = reinterpret_cast<const int8_t*>(x);
-  a.w = reinterpret_cast<const int8_t*>(w);
-  a.m = m;
-  a.n = 2560;
-  a.k = 4096;
-  return a;
-}
+using namespace test;
 
 TEST(OperandMapCache, EncodesEachAddressOnceAndReturnsItsOwnMap) {
   const KernelSpec spec = tma_spec();
@@ -107,28 +63,6 @@ TEST(OperandMapCache, AFullRingReplacesItsOldestAndAFailedEncodeStoresNothing) {
   const size_t after = cache.encodes();
   EXPECT_THROW(cache.maps(args(0x10, 0x8000, 64)), Error) << "a refused operand is refused every time";
   EXPECT_EQ(cache.encodes(), after) << "a failed encode is not counted as stored";
-}
-
-TEST(OperandMapCache, ThreadsSharingOneCacheGetTheirOwnMaps) {
-  OperandMapCache cache(tma_spec(), 32, 8, fake_encode);  // room for every (x, M) and w used below
-  std::atomic<int> wrong{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < 2000; ++i) {
-        const uintptr_t x = 0x1000 * uintptr_t(1 + (i + t) % 6), w = 0x100000 * uintptr_t(1 + i % 3);
-        const int64_t m = 64 * (1 + t);
-        const OperandMaps got = cache.maps(args(x, w, m));
-        const Made mx = made_of(got.x), mw = made_of(got.w);
-        if (mx.base != reinterpret_cast<const void*>(x) || mx.rows != m || mw.base != reinterpret_cast<const void*>(w))
-          ++wrong;
-      }
-    });
-  for (std::thread& th : threads) th.join();
-  EXPECT_EQ(wrong.load(), 0);
-  // 6 x addresses x 4 M and 3 weights: each encoded once (a miss encodes and stores under the
-  // lock, so two threads never both encode one key).
-  EXPECT_EQ(cache.encodes(), 6u * 4u + 3u);
 }
 
 }  // namespace
