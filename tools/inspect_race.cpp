@@ -44,8 +44,12 @@ UntunedRow untuned_row(const cache::Winner& w, const std::vector<cache::Timing>&
     u.why_none = e.what();
     return u;
   }
+  // `ts` is ranked (race order): fully timed rows first, so the first row of that name is its best.
   for (const cache::Timing& t : ts)
-    if (t.candidate == u.name && (!u.timing || (t.graph_median_us && !u.timing->graph_median_us))) u.timing = &t;
+    if (t.candidate == u.name) {
+      u.timing = &t;
+      break;
+    }
   return u;
 }
 

@@ -181,9 +181,9 @@ void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<Name
       const CandidateResult* w = r.winning();
       std::string untuned = "-";
       try {
-        const std::string name = KernelSpec{problems[i], heuristic_default(problems[i], t, r.m), t.arch}.name();
+        const KernelSpec dflt{problems[i], heuristic_default(problems[i], t, r.m), t.arch};
         for (const CandidateResult& c : r.candidates)
-          if (const KernelSpec* s = kernel_of(c.candidate); s && w && fully_timed(c) && s->name() == name)
+          if (const KernelSpec* s = kernel_of(c.candidate); s && w && fully_timed(c) && *s == dflt)
             untuned = fmt::format("{:.2f}x", c.graph->median_us / w->graph->median_us);
       } catch (const Error&) {  // no default for this problem: "-"
       }

@@ -53,12 +53,23 @@ CUtensorMap output_tensor_map(void* base, int64_t rows, int64_t cols, int box_ro
   return map;
 }
 
+namespace {
+
+// A staged-store kernel's output map (box.out > 0) where the output is 16-byte aligned; zero
+// bytes otherwise (the kernel then stores from registers). Encoded for every launch.
+CUtensorMap staged_output_map(const TmaBoxRows& box, const I8gArgs& a, int64_t n) {
+  if (box.out > 0 && reinterpret_cast<uintptr_t>(a.out) % 16 == 0) return output_tensor_map(a.out, a.m, n, box.out);
+  return CUtensorMap{};
+}
+
+}  // namespace
+
 OperandMaps operand_tensor_maps(const KernelSpec& spec, const I8gArgs& a) {
   const TmaBoxRows box = tma_box_rows(spec.config, a.m);
   OperandMaps m{};
   m.x = operand_tensor_map(a.x, a.m, a.k, box.x);
   if (!spec.config.packed_weight) m.w = operand_tensor_map(a.w, a.n, a.k, box.w);  // a packed one: bulk copies
-  if (box.out > 0 && reinterpret_cast<uintptr_t>(a.out) % 16 == 0) m.out = output_tensor_map(a.out, a.m, a.n, box.out);
+  m.out = staged_output_map(box, a, a.n);
   return m;
 }
 
@@ -89,8 +100,7 @@ OperandMaps OperandMapCache::maps(const I8gArgs& a) const {
     m.x = lookup(x_, x_capacity_, x_next_, a.x, a.m, box.x);  // the box follows M (x_box_rows)
     if (!spec_.config.packed_weight) m.w = lookup(w_, w_capacity_, w_next_, a.w, spec_.problem.n, box.w);
   }
-  if (box.out > 0 && reinterpret_cast<uintptr_t>(a.out) % 16 == 0)
-    m.out = output_tensor_map(a.out, a.m, spec_.problem.n, box.out);
+  m.out = staged_output_map(box, a, spec_.problem.n);
   return m;
 }
 
