@@ -26,6 +26,7 @@ constexpr int kRegisterGoal = 168;    // bk is the largest whose ring keeps the 
 constexpr int kSharedRing = 1;        // schedule: the chunks staged in shared memory
 constexpr int kRingStages = 3;        // chunks in flight per warp in a shared-memory ring
 constexpr int kRingSmemGoal = 96 * 1024;  // a block's ring leaves room for two blocks per SM
+constexpr int kDeepStages = 4;        // chunks in flight per warp in a deep ring (the template's most)
 
 int threads(const KernelConfig& c) { return 32 * c.warps_k; }
 // The warps' int32 tiles, met in shared memory after the main loop (decode_frag.h).
@@ -120,11 +121,31 @@ KernelConfig shared_ring(KernelConfig c) {
   return c;
 }
 
+// The deep shared-ring twin (session 31), for grids that fill at most one wave of one block per
+// SM (N / bn column tiles at most the SM count, no split): 4 chunks of 128 bytes in flight per
+// warp, taking shared memory the regular twin leaves for a second block that such a grid never
+// has. There each warp streams only a few chunks (768 x 4096 with 8 warps: 4 of 128 bytes), so
+// with the regular twin's 2 or 3 in flight it waits out a second memory round trip; the deep ring
+// puts them all in flight at once. Offered only where a warp has more chunks than the regular
+// twin holds in flight; bk = 0 where it does not apply or does not fit.
+KernelConfig deep_ring(const GemmProblem& p, KernelConfig c, const Target& t) {
+  const int regular = shared_ring(c).stages;
+  c.schedule = kSharedRing;
+  c.bk = 128;
+  c.stages = kDeepStages;
+  const bool one_wave = (p.n + c.bn - 1) / c.bn <= t.sm_count;
+  const bool deeper = (dec::per_slice(p.k, c.bk, 1) + c.warps_k - 1) / c.warps_k > regular;
+  if (!one_wave || !deeper || dynamic_smem(c) <= kRingSmemGoal || !invalid_reason(p, c, t).empty()) c.bk = 0;
+  return c;
+}
+bool is_deep_ring(const KernelConfig& c) { return c.schedule == kSharedRing && c.stages == kDeepStages; }
+
 // Rules: bm in {8, 16, 32, 64} (a tune races each in its own M bucket), bn in {16, 32, 64} not
 // past the padded N, 4 or 8 warps, two chunks in flight per warp, bk the largest of 256, 128, 64
 // whose ring keeps the register estimate under kRegisterGoal (else 64, if under the cap); and
 // the shared-memory ring twin of each (shared_ring). Then up to two split-K variants of each
-// (split_choices). At most 44 + 88 configs.
+// (split_choices); and, on grids of one wave, the deep shared-ring twin (deep_ring, unsplit).
+// At most 44 + 88 + 24 configs.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 16;
@@ -153,6 +174,7 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
             if (invalid_reason(p, sc, t).empty()) out.push_back(sc);
           }
         }
+        if (const KernelConfig d = deep_ring(p, c, t); d.bk > 0) out.push_back(d);
       }
   return out;
 }
@@ -216,7 +238,7 @@ bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target& t
   constexpr int64_t kMaxUntunedRows = 16, kMinN = 768, kMinK = 384;
   const bool rows_fit = m <= kMaxUntunedRows ? p.n >= kMinN : serves_mid_untuned(p, t, m);
   return t.sm == 90 && rows_fit && p.k >= kMinK && c.bm == row_tile(m) && c.bn == 16 && c.split_k == 1 &&
-         c.warps_k == 4 && (c.schedule == kSharedRing) == prefers_shared_ring(p, c, t);
+         c.warps_k == 4 && !is_deep_ring(c) && (c.schedule == kSharedRing) == prefers_shared_ring(p, c, t);
 }
 
 std::vector<TemplateArg> template_args(const KernelSpec& s) {

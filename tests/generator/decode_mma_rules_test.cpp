@@ -281,7 +281,7 @@ TEST(DecodeMmaRules, RunsOnSm80PlusWithNkWeightsAndKMultipleOf16) {
     for (const GemmProblem& p : kTargets) {
       const size_t n = decode_of(p, t).size();
       EXPECT_GT(n, 0u) << p.key() << " on " << arch;
-      EXPECT_LE(n, 132u) << p.key() << ": 44 unsplit + 88 split at most";
+      EXPECT_LE(n, 156u) << p.key() << ": 44 unsplit + 88 split + 24 deep rings at most";
     }
     EXPECT_FALSE(decode_of({1000, 4080}, t).empty()) << "N and K tails";
     EXPECT_TRUE(decode_of({2560, 4088}, t).empty()) << "K % 16 != 0";
@@ -326,7 +326,12 @@ TEST(DecodeMmaRules, CandidatesCoverEveryTokenTileAndKeepTheRingInRegisters) {
     std::map<int, int> per_bm, rings_per_bm;
     for (const KernelConfig& c : decode_of(p, t)) {
       ++per_bm[c.bm];
-      if (c.schedule == 1) {
+      if (c.schedule == 1 && c.stages == 4) {
+        // The deep ring (DeepRingTwinsOnlyWhereOneWaveOfBlocksStreamsFewChunksPerWarp).
+        EXPECT_EQ(c.bk, 128) << c;
+        EXPECT_EQ(c.split_k, 1) << c;
+        EXPECT_LE(family_info(Family::decode_mma).dynamic_smem(c), t.smem_per_block_optin) << c;
+      } else if (c.schedule == 1) {
         // The shared-memory ring: 3 (or 2) chunks of whole 128- or 256-byte rows, room for 2
         // blocks per SM.
         ++rings_per_bm[c.bm];
@@ -346,6 +351,34 @@ TEST(DecodeMmaRules, CandidatesCoverEveryTokenTileAndKeepTheRingInRegisters) {
   }
   // Small N: no bn past the padded N.
   for (const KernelConfig& c : decode_of({16, 4096}, t)) EXPECT_EQ(c.bn, 16) << c;
+}
+
+TEST(DecodeMmaRules, DeepRingTwinsOnlyWhereOneWaveOfBlocksStreamsFewChunksPerWarp) {
+  const Target t = Target::from_arch("sm_90a");
+  auto deep = [&](const GemmProblem& p) {
+    std::vector<KernelConfig> d;
+    for (const KernelConfig& c : decode_of(p, t))
+      if (c.schedule == 1 && c.stages == 4) d.push_back(c);
+    return d;
+  };
+  // 768 x 4096: 48 column tiles of 16 rows; each of 8 warps streams 4 chunks of 128 bytes, the
+  // regular ring holds 2 of them in flight. The deep twin of that tile (M = 9...16's winner in
+  // session 29's race) is offered.
+  bool found = false;
+  for (const KernelConfig& c : deep({768, 4096})) {
+    EXPECT_LE((768 + c.bn - 1) / c.bn, t.sm_count) << c << ": more column tiles than SMs";
+    EXPECT_GT(family_info(Family::decode_mma).dynamic_smem(c), 96 * 1024) << c << ": the regular ring fits it";
+    found = found || (c.bm == 16 && c.bn == 16 && c.warps_k == 8);
+  }
+  EXPECT_TRUE(found);
+  // 28672 x 4096: never one wave of 16-, 32- or 64-row tiles on 132 SMs.
+  EXPECT_TRUE(deep({28672, 4096}).empty());
+  // 4096 x 384: 3 chunks of 128 bytes a slice, no warp holds more than the regular ring does.
+  EXPECT_TRUE(deep({4096, 384}).empty());
+  // Never the untuned default.
+  for (int64_t m : {1, 8, 16, 32})
+    for (const KernelConfig& c : deep({768, 4096}))
+      EXPECT_FALSE(family_info(Family::decode_mma).serves_untuned({768, 4096}, c, t, m)) << c << " M=" << m;
 }
 
 TEST(DecodeMmaRules, SplitsOnlyWhereTheColumnTilesLeaveBlockSlotsEmpty) {
