@@ -13,6 +13,7 @@
 #include "core/target.hpp"
 #include "generator/generator.hpp"
 #include "runtime/gpu/cuda_driver.hpp"
+#include "runtime/gpu/device.hpp"
 #include "runtime/gpu/tensor_map.hpp"
 
 using namespace i8g;
@@ -36,6 +37,12 @@ int main() {
     fmt::print(stderr, "no CUDA driver: {}\n", why);
     return 1;
   }
+  // cuTensorMapEncodeTiled needs a current context (session 31's first run on the H100 stopped
+  // here with CUDA_ERROR_INVALID_CONTEXT): device 0's primary context, as the runtime uses.
+  const DeviceInfo dev = query_device(0);
+  CUcontext ctx = nullptr;
+  I8G_CU(cuDevicePrimaryCtxRetain(&ctx, dev.device));
+  I8G_CU(cuCtxSetCurrent(ctx));
   fmt::print("{:<16} {:>6} {:>14} {:>14} {:>12}\n", "shape", "M", "encode ns", "cached ns", "encode/cached");
   for (const auto& [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {2560, 4096}, {28672, 4096}})
     for (int64_t m : {64, 1024, 4096}) {
@@ -65,5 +72,6 @@ int main() {
       fmt::print("{:<16} {:>6} {:>14.0f} {:>14.0f} {:>12.1f}\n", fmt::format("{}x{}", n, k), m, encode, cached,
                  encode / cached);
     }
+  driver().cuDevicePrimaryCtxRelease(dev.device);
   return 0;
 }
