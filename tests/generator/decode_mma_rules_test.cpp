@@ -375,10 +375,20 @@ TEST(DecodeMmaRules, DeepRingTwinsOnlyWhereOneWaveOfBlocksStreamsFewChunksPerWar
   EXPECT_TRUE(deep({28672, 4096}).empty());
   // 4096 x 384: 3 chunks of 128 bytes a slice, no warp holds more than the regular ring does.
   EXPECT_TRUE(deep({4096, 384}).empty());
-  // Never the untuned default.
-  for (int64_t m : {1, 8, 16, 32})
+  // The untuned default up to M = 16 where the 16-row tile of 8 warps has a deep twin (768 x
+  // 4096: only that one, in its bucket), none from M = 17 (not measured there), and never on
+  // 2560 x 4096 (160 column tiles of 16 rows: no deep twin of that tile).
+  for (int64_t m : {1, 8, 16, 32}) {
+    int serving = 0;
     for (const KernelConfig& c : deep({768, 4096}))
-      EXPECT_FALSE(family_info(Family::decode_mma).serves_untuned({768, 4096}, c, t, m)) << c << " M=" << m;
+      if (family_info(Family::decode_mma).serves_untuned({768, 4096}, c, t, m)) {
+        ++serving;
+        EXPECT_TRUE(c.bn == 16 && c.warps_k == 8 && c.bm == (m <= 8 ? 8 : 16)) << c << " M=" << m;
+      }
+    EXPECT_EQ(serving, m <= 16 ? 1 : 0) << "M=" << m;
+    for (const KernelConfig& c : deep({2560, 4096}))
+      EXPECT_FALSE(family_info(Family::decode_mma).serves_untuned({2560, 4096}, c, t, m)) << c << " M=" << m;
+  }
 }
 
 TEST(DecodeMmaRules, SplitsOnlyWhereTheColumnTilesLeaveBlockSlotsEmpty) {

@@ -206,7 +206,8 @@ TEST(FamilyTable, TheUntunedDefaultComesFromARankedFamily) {
 // in its shared-memory ring (family_decode_mma.cpp, serves_untuned). Session 30 refitted both
 // rules to session 29's H200 races: decode_mma up to M = 16 on every [N,K] shape here (N >= 768,
 // K >= 384), cooperative 128 x 48 at 2560 x 4096 M = 256, and 64 x 48 with two K tiles a stage
-// (bk 256) at 768 x 4096 M = 256.
+// (bk 256) at 768 x 4096 M = 256. Session 31: 768 x 4096 up to M = 16 takes decode_mma's deep
+// ring of 8 warps (its 48 column tiles are one wave; deep_untuned).
 TEST(FamilyTable, Tp4UntunedDefaultsAreUnchanged) {
   struct Row {
     const char* arch;
@@ -228,7 +229,7 @@ TEST(FamilyTable, Tp4UntunedDefaultsAreUnchanged) {
       {"sm_90a", {768, 4096},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16", "mma_sync:bm16_bn64_bk128_wm1_wn4_s2_sk16",
         "mma_sync:bm64_bn64_bk128_wm2_wn2_s4_sk8", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
-       {"decode_mma:bm8_bn16_bk256_wk4_s3_sk1_sc1", "decode_mma:bm16_bn16_bk128_wk4_s3_sk1_sc1",
+       {"decode_mma:bm8_bn16_bk128_wk8_s4_sk1_sc1", "decode_mma:bm16_bn16_bk128_wk8_s4_sk1_sc1",
         "wgmma_tma:bm64_bn48_bk256_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn192_bk128_wg2_s5_sc1_sk1"}},
       {"sm_90a", {4096, 384},
        {"mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1", "mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1",
