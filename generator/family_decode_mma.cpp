@@ -27,6 +27,7 @@ constexpr int kSharedRing = 1;        // schedule: the chunks staged in shared m
 constexpr int kRingStages = 3;        // chunks in flight per warp in a shared-memory ring
 constexpr int kRingSmemGoal = 96 * 1024;  // a block's ring leaves room for two blocks per SM
 constexpr int kDeepStages = 4;        // chunks in flight per warp in a deep ring (the template's most)
+constexpr int64_t kMaxUntunedRows = 16;  // the untuned default's M on sm_90 (serves_untuned)
 
 int threads(const KernelConfig& c) { return 32 * c.warps_k; }
 // The warps' int32 tiles, met in shared memory after the main loop (decode_frag.h).
@@ -134,7 +135,7 @@ KernelConfig deep_ring(const GemmProblem& p, KernelConfig c, const Target& t) {
   c.bk = 128;
   c.stages = kDeepStages;
   const bool one_wave = (p.n + c.bn - 1) / c.bn <= t.sm_count;
-  const bool deeper = (dec::per_slice(p.k, c.bk, 1) + c.warps_k - 1) / c.warps_k > regular;
+  const bool deeper = dec::warp_chunks(p.k, c.bk, 1, 0, 0, c.warps_k) > regular;  // warp 0 streams the most
   if (!one_wave || !deeper || dynamic_smem(c) <= kRingSmemGoal || !invalid_reason(p, c, t).empty()) c.bk = 0;
   return c;
 }
@@ -239,7 +240,7 @@ bool serves_mid_untuned(const GemmProblem& p, const Target& t, int64_t m) {
 // 768 x 4096 timed it 3.05 us at M = 16 against 3.77 for the 4-warp ring the rule took before
 // (1.24x) and 2.94 against 3.02 at M = 1. Not above M = 16: not measured there.
 bool deep_untuned(const GemmProblem& p, const Target& t, int64_t m) {
-  if (m > 16) return false;
+  if (m > kMaxUntunedRows) return false;
   KernelConfig c;
   c.family = Family::decode_mma;
   c.bm = row_tile(m);
@@ -249,7 +250,7 @@ bool deep_untuned(const GemmProblem& p, const Target& t, int64_t m) {
 }
 
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
-  constexpr int64_t kMaxUntunedRows = 16, kMinN = 768, kMinK = 384;
+  constexpr int64_t kMinN = 768, kMinK = 384;
   const bool rows_fit = m <= kMaxUntunedRows ? p.n >= kMinN : serves_mid_untuned(p, t, m);
   if (!(t.sm == 90 && rows_fit && p.k >= kMinK && c.bm == row_tile(m) && c.bn == 16 && c.split_k == 1)) return false;
   if (deep_untuned(p, t, m)) return c.warps_k == 8 && is_deep_ring(c);
