@@ -55,4 +55,25 @@ grep -qF '| i8gemm_packed / best peer |' "$tmp/v.md" || fail "expected the varia
 grep '^| 4096 |' "$tmp/v.md" | grep -qF '| cutlass_best 61.31 | 1.16x |' || fail "the variant must not be the best peer"
 grep '^| 4096 |' "$tmp/v.md" | grep -qE '\| 1\.23x \|$' || fail "expected the variant's ratio 1.23x at M=4096"
 
+# i8gemm_rt (i8gemm timed in the peers' process): a second targets section from its own times, never a
+# peer; an unverified i8gemm_rt row (M=16) is left out of it. 61.31 / 55.0 = 1.11x at M=4096,
+# 6.69 / 4.5 = 1.49x at M=1.
+python3 - "$root/tests/bench/report_fixture.json" "$tmp/rt.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for m, t, ok in ((1, 4.5, True), (16, 1.0, False), (4096, 55.0, True)):
+    d["rows"].append({"contender": "i8gemm_rt", "shape": "tp4_qkv", "n": 2560, "k": 4096, "m": m, "status": "ok",
+                      "graph_median_us": t, "graph_p90_us": t, "graph_min_us": t, "sm_mhz": 1700,
+                      "power_w": 690, "verified": ok, "note": "prepare's pick"})
+json.dump(d, open(sys.argv[2], "w"))
+PY
+python3 "$root/bench/report.py" "$tmp/rt.json" --md "$tmp/rt.md" --csv "$tmp/rt.csv" --json "$tmp/rtr.json" \
+  --png "$tmp/rt.png" > /dev/null 2>&1 || fail "exit status with i8gemm_rt rows"
+grep -qF "## Against the issues' targets, i8gemm timed in the peers' process (i8gemm_rt)" "$tmp/rt.md" \
+  || fail "expected the same-process targets section"
+grep -qF '| tp4_qkv 2560×4096 | 1.49 | — | 1.11 |' "$tmp/rt.md" || fail "expected the i8gemm_rt grid row (unverified M=16 left out)"
+grep -qF '| tp4_qkv 2560×4096 | 1.37 | 1.25 | 1.16 |' "$tmp/rt.md" || fail "the bench targets grid must stay as it was"
+grep '^| 4096 |' "$tmp/rt.md" | grep -qF '| cutlass_best 61.31 | 1.16x |' || fail "i8gemm_rt must not be the best peer"
+if grep -qF "i8gemm timed in the peers' process" "$tmp/r.md"; then fail "no same-process section without i8gemm_rt rows"; fi
+
 echo "report_check: ok"
