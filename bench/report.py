@@ -351,7 +351,8 @@ def markdown(title, table, ceilings, devices, sm_count):
              + (f", and % of the wgmma ceiling's {ceiling_opc:.0f}." if ceiling_opc else "."), ""]
     w = ceilings.get("wgmma")
     if w:
-        lines += ["wgmma ceiling: " + ", ".join(f"{k} {v}" for k, v in w.items()) + ".", ""]
+        shown = (f"{v:.4g}" if isinstance(v, float) else str(v) for v in w.values())  # 1870, not 1870.2148662435557
+        lines += ["wgmma ceiling: " + ", ".join(f"{k} {v}" for k, v in zip(w, shown)) + ".", ""]
     lines += targets_lines(table) + targets_lines(table, SAME_PROCESS)
     for key in sorted(table):
         lines += shape_table(key, table[key], ceiling_opc)
