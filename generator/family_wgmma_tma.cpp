@@ -161,8 +161,20 @@ bool clusters_pay(const KernelConfig& c) {
 // 5% of a winner there.
 constexpr int64_t kSplitMs[] = {64, 128, 256, 512};
 constexpr int64_t kMinSliceKTiles = 4;
+constexpr int64_t kMinPairKTiles = 64;
 bool split_shape(const KernelConfig& c) {
   return c.cluster_m == 1 && consumer_rows(c) == kWgM && (c.bn == 48 || c.bn == 64);
+}
+// Where K is long (at least 64 K tiles, as for K pairs), cooperative 128 x 128 gets splits too
+// (session 32, not yet raced on a GPU). At 4096 x 14336 M = 128 the tuned winner (128 x 64, a K
+// pair) and CUTLASS's best (64 x 64, 2x1 cluster) both bring ~176 MB of operands from L2 into
+// 128 blocks for a 59 MB weight: every 64- or 128-column tile re-reads all of x's 14336 bytes a
+// row. 128 x 128 tiles split 4 ways are 128 units too, with the same MMA work a block, but 117 MB
+// in all (each unit a quarter of K of 128 x and 128 w rows). At K = 4096 such splits lost to the
+// narrow unsplit tiles in session 17 (fewer units than SMs there, slices of 8-16 K tiles).
+bool wide_split_shape(const GemmProblem& p, const KernelConfig& c) {
+  return k_tiles(p) >= kMinPairKTiles && c.schedule == kCooperative && c.bm == 128 && c.bn == 128 &&
+         c.cluster_m == 1 && c.cluster_k == 1 && c.bk == kRowBytes && c.epilogue_store == 0 && c.packed_weight == 0;
 }
 
 bool split_fills(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
@@ -172,7 +184,7 @@ bool split_fills(const GemmProblem& p, const KernelConfig& c, const Target& t, i
 
 std::vector<KernelConfig> split_variants(const GemmProblem& p, const KernelConfig& c, const Target& t) {
   std::vector<KernelConfig> out;
-  if (!split_shape(c)) return out;
+  if (!split_shape(c) && !wide_split_shape(p, c)) return out;
   for (int64_t m : kSplitMs)
     for (int s : splits_to_offer(tiles(p, c, m), t, 2, 1, [&](int split) { return k_tiles(p) / split >= kMinSliceKTiles; })) {
       KernelConfig sc = c;
@@ -202,7 +214,6 @@ bool races_at(const KernelSpec& spec, int64_t m) {
 // unsplit 64 x 48: twice the blocks streaming half of K each are not faster, the operands'
 // total traffic is what bounds these points) and at M = 32, 64 of K = 14336.
 constexpr int64_t kPairMs[] = {32, 64, 128};
-constexpr int64_t kMinPairKTiles = 64;
 int fitting_stages(const KernelConfig& c, const Target& t);
 std::vector<KernelConfig> pair_variants(const GemmProblem& p, const KernelConfig& c, const Target& t) {
   if (!split_shape(c) || k_tiles(p) < kMinPairKTiles) return {};
@@ -277,8 +288,9 @@ bool store_offered(const KernelConfig& c) {
 // variant of each clusters_pay shape among them, a deep-ring variant of each small ping-pong
 // tile (deep_shape), the staged-store twins of two ping-pong tiles and their cm2 variants
 // (store_offered; 2-byte outputs only), the bk-256 twins of the ping-pong 64-row tiles up to
-// 128 columns (two K tiles a stage), split-K variants of four of them, at most 4 each
-// (split_variants), and where K is long their K pairs (pair_variants), last.
+// 128 columns (two K tiles a stage), split-K variants of four of them, at most 4 each, and
+// where K is long of cooperative 128 x 128 too (split_variants), and where K is long the four's
+// K pairs (pair_variants), last.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;

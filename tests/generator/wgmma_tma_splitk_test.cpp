@@ -151,6 +151,36 @@ TEST(WgmmaTmaSplitK, TheUntunedDefaultDoesNotSplit) {
     }
 }
 
+// Where K has at least 64 tiles of 128 (4096 x 14336, and K = 8192 of Llama-3-70B), cooperative
+// 128 x 128 gets splits as well, by the same rule (session 32): 32 tiles at M = 64 and 128 ->
+// 4 slices (128 units), 64 at 256 and 128 at 512 -> 2. At K = 4096 it gets none, and the four
+// narrow shapes keep theirs.
+TEST(WgmmaTmaSplitK, CooperativeSquareTilesSplitWhereKIsLong) {
+  const std::map<std::string, std::vector<int>> got = splits_by_shape({4096, 14336});
+  ASSERT_TRUE(got.count("sc1 128x128")) << "no split of cooperative 128 x 128 at K = 14336";
+  EXPECT_EQ(got.at("sc1 128x128"), (std::vector<int>{4, 2}));
+  const GemmProblem p{4096, 14336};
+  for (const KernelConfig& c : tma_of(p)) {
+    if (c.split_k == 1 || c.bn != 128) continue;
+    const KernelSpec s{p, c, kHopper.arch};
+    EXPECT_EQ(c.schedule, 1) << s.name();
+    EXPECT_EQ(c.bm, 128) << s.name();
+    EXPECT_EQ(c.cluster_m, 1) << s.name();
+    EXPECT_EQ(invalid_reason(p, c, kHopper), "") << s.name();
+    EXPECT_EQ(KernelSpec::parse_name(s.name()), s);
+    for (int64_t m : {1, 64, 128, 256, 512, 1024, 4096}) {
+      const bool fills = tiles(p, c, m) < kHopper.sm_count && tiles(p, c, m) * c.split_k <= 2 * kHopper.sm_count;
+      EXPECT_EQ(raced_at(s, m), fills) << s.name() << " M=" << m;
+    }
+    EXPECT_GT(workspace_bytes(s, 128), 0u) << s.name();
+  }
+  EXPECT_TRUE(splits_by_shape({8192, 8192}).count("sc1 128x128")) << "K = 8192: 64 K tiles";
+  for (const GemmProblem& q : {GemmProblem{2560, 4096}, GemmProblem{6144, 4096}, GemmProblem{28672, 4096}})
+    for (const KernelConfig& c : tma_of(q))
+      if (c.split_k > 1) EXPECT_TRUE(c.bn == 48 || c.bn == 64) << q.key() << " " << c;
+  for (int64_t m : {64, 128, 256}) EXPECT_EQ(heuristic_default(p, kHopper, m).split_k, 1) << m;
+}
+
 // K pairs (cluster_k = 2, templates/wgmma_tma.cuh): the four split shapes, where K has at least
 // 64 tiles of 128 and one of M = 32, 64, 128 has tiles for at most half the SMs; raced exactly
 // where that holds; a cluster of two blocks per tile, one wave of clusters at most; the

@@ -171,6 +171,24 @@ TEST(WgmmaTma, SplitKCandidatesCompileCleanlyForBothSchedules) {
   compile_and_check(specs, true);
 }
 
+// The long-K splits of cooperative 128 x 128 (session 32: 64 accumulators a thread, so the
+// reduction takes one partial at a time): 4096 x 14336's, and over N and K tails with the
+// heaviest epilogue operands.
+TEST(WgmmaTma, WideSplitsWhereKIsLongCompileCleanly) {
+  std::vector<KernelSpec> specs;
+  for (const KernelSpec& s : tma_candidates({4096, 14336}, true))
+    if (s.config.bn == 128) specs.push_back(s);
+  EXPECT_EQ(specs.size(), 2u);
+  GemmProblem tails{1000, 16368};
+  tails.out = OutType::f32;
+  tails.bias = true;
+  tails.asymmetric = true;
+  for (const KernelSpec& s : tma_candidates(tails, true))
+    if (s.config.bn == 128) specs.push_back(s);
+  EXPECT_GT(specs.size(), 2u);
+  compile_and_check(specs, true);
+}
+
 // The packed-weight twins (tune --experimental-packed-weight) of 2560 x 4096, one and two K tiles a
 // stage, both schedules, then one of each bk over N and K tails with the heaviest epilogue operands.
 TEST(WgmmaTma, PackedWeightTwinsCompileCleanly) {
