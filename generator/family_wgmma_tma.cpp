@@ -170,8 +170,9 @@ bool split_shape(const KernelConfig& c) {
 // pair) and CUTLASS's best (64 x 64, 2x1 cluster) both bring ~176 MB of operands from L2 into
 // 128 blocks for a 59 MB weight: every 64- or 128-column tile re-reads all of x's 14336 bytes a
 // row. 128 x 128 tiles split 4 ways are 128 units too, with the same MMA work a block, but 117 MB
-// in all (each unit a quarter of K of 128 x and 128 w rows). At K = 4096 such splits lost to the
-// narrow unsplit tiles in session 17 (fewer units than SMs there, slices of 8-16 K tiles).
+// in all (each unit a quarter of K of 128 x and 128 w rows). At K = 4096 (2560 x 4096, 6144 x 4096)
+// such splits lost to the narrow unsplit tiles in session 17: slices of 5-16 K tiles, where a
+// unit's pipeline fill and the partials' round trip weigh more than over 28 K tiles.
 bool wide_split_shape(const GemmProblem& p, const KernelConfig& c) {
   return k_tiles(p) >= kMinPairKTiles && c.schedule == kCooperative && c.bm == 128 && c.bn == 128 &&
          c.cluster_m == 1 && c.cluster_k == 1 && c.bk == kRowBytes && c.epilogue_store == 0 && c.packed_weight == 0;
