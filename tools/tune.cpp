@@ -36,6 +36,7 @@ struct TuneFlags {
   std::string arch, cache, filter, m = "1,16,256,4096", shard, devices;
   std::vector<std::string> argv;  // the whole command line (--devices starts one job per device with it)
   int jobs = 0, device = 0, samples = 50;
+  double prune_factor = 2.0;
   // `t` with the experimental candidate sets these flags ask for.
   Target with_experiments(Target t) const {
     t.experimental_wgmma = experimental_wgmma;
@@ -107,6 +108,7 @@ void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<Name
   to.experimental_packed_weight = o.experimental_packed_weight;
   to.resume = o.resume;
   to.plan.samples = o.samples;
+  to.prune_factor = o.prune_factor;
   fmt::print("{} ({} SMs, {}), driver {}, cache {}\n", engine->device().name, t.sm_count, t.arch,
              engine->device().driver_version, cache.path());
   const std::string who = o.shard.empty() ? fmt::format("device {}", o.device)
@@ -368,6 +370,11 @@ void setup_tune(CLI::App& app, const std::vector<std::string>& argv) {
                   "I/N: tune only job I's share (from 0) of the work list, dealt round robin to N jobs (on a GPU the "
                   "(shape, M) buckets, with --compile-only the kernels); merge the N caches with `cache merge`");
   cmd->add_option("--samples", opts->samples, "timed samples per candidate (20 launches each)")->check(CLI::Range(3, 1000));
+  cmd->add_option("--prune-factor", opts->prune_factor,
+                  "candidates whose short probe is this many times the best probe so far are not fully timed "
+                  "(a large value times every candidate)")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1e9));
   cmd->callback([opts] { run_tune(*opts); });
 }
 

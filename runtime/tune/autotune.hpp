@@ -22,7 +22,13 @@ struct TuneOptions {
   std::vector<int64_t> ms = {1, 16, 256, 4096};
   std::string filter;         // regex on kernel names; empty: all candidates
   TimingPlan plan;
-  double prune_factor = 4.0;  // a candidate this much slower than the best in a probe is not fully timed
+  // A candidate whose probe (eager median of 5 launches) is this much slower than the best probe
+  // so far is not fully timed. 2: over session 32's H200 tune (64 buckets, 6285 candidates fully
+  // timed at the old 4), no candidate within 3% of its bucket's fastest graph median had an eager
+  // median above 1.28x the bucket's fastest eager one, while at M >= 1024 27-71 candidates a bucket
+  // (the slowest, so the longest to time) ran above 2x the winner. The cuBLASLt algorithms are timed
+  // first, so the baseline (the fastest of them) is always fully timed.
+  double prune_factor = 2.0;
   int jobs = 0;               // parallel compiles
   bool experimental_wgmma = false;  // also race the wgmma family (sm_90a; Target::experimental_wgmma)
   bool experimental_staged_store = false;  // also race wgmma_tma's staged-store twins (Target's flag)

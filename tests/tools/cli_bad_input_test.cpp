@@ -78,6 +78,8 @@ const BadCase kBadTunes[] = {
     {"bad_layout", {"--shape", "768x4096", "--layout", "xx"}, "xx"},
     {"bias_with_i32", {"--shape", "768x4096", "--bias", "--out", "i32"}, "bias"},
     {"negative_jobs", {"--shape", "768x4096", "-j", "-1"}, "jobs"},
+    {"prune_factor_below_one", {"--shape", "768x4096", "--prune-factor", "0.5"}, "prune-factor"},
+    {"prune_factor_not_a_number", {"--shape", "768x4096", "--prune-factor", "x"}, "prune-factor"},
     {"shapes_file_missing", {"--shapes", "T/no_such.shapes"}, "T/no_such.shapes"},
     {"shapes_file_bad_line", {"--shapes", "T/bad.shapes"}, "line 4"},
     {"shapes_file_empty", {"--shapes", "T/empty.shapes"}, "no shapes"},
