@@ -277,9 +277,15 @@ bool deep_shape(const KernelConfig& c) {
 // Target::experimental_staged_store is set (`tune --experimental-staged-store`): exact on the
 // H200 but within -2%..+4% of the 7-stage register-store twin (session 24, docs/wgmma_tma.md).
 // A named _es1 kernel (a tuned winner) is valid either way.
-bool store_offered(const KernelConfig& c) {
-  return c.schedule == kPingPong && c.split_k == 1 && c.cluster_k == 1 && c.stages <= kPlainStages &&
-         ((c.bm == 128 && c.bn == 128) || (c.bm == 64 && c.bn == 256));
+// Where K is short (at most 8 K tiles: 4096 x 384 has 3) the ring's stages outnumber a tile's K
+// tiles, so the buffers cost nothing there, and the output is what such a shape moves most of
+// (4096 x 384 at M = 4096: 34 MB written for 3 MB read; 0.84x cuBLASLt fp8 in session 32): every
+// unclustered ping-pong tile of up to 128 x 128 with whole 64-column panels gets a twin too.
+constexpr int64_t kShortStoreKTiles = 8;
+bool store_offered(const GemmProblem& p, const KernelConfig& c) {
+  if (c.schedule != kPingPong || c.split_k != 1 || c.cluster_k != 1 || c.stages > kPlainStages) return false;
+  if ((c.bm == 128 && c.bn == 128) || (c.bm == 64 && c.bn == 256)) return true;
+  return k_tiles(p) <= kShortStoreKTiles && c.cluster_m == 1 && c.bn % 64 == 0 && c.bn <= 128;
 }
 
 // Rules: cooperative bm 128 or 256 (two consumers of 64 or 128 rows) or ping-pong bm 64 or 128
@@ -287,8 +293,9 @@ bool store_offered(const KernelConfig& c) {
 // width_offered says; at most 128 accumulators per consumer thread; bk = 128; as many
 // stages as fit (at most 8, the narrow tiles up to 16). At most 9 + 6 + 4 configs; then a cm2
 // variant of each clusters_pay shape among them, a deep-ring variant of each small ping-pong
-// tile (deep_shape), the staged-store twins of two ping-pong tiles and their cm2 variants
-// (store_offered; 2-byte outputs only), the bk-256 twins of the ping-pong 64-row tiles up to
+// tile (deep_shape), the staged-store twins of two ping-pong tiles and their cm2 variants, and
+// where K is short of the other ping-pong tiles of whole panels (store_offered; 2-byte outputs
+// only, behind the experimental flag), the bk-256 twins of the ping-pong 64-row tiles up to
 // 128 columns (two K tiles a stage), split-K variants of four of them, at most 4 each, and
 // where K is long of cooperative 128 x 128 too (split_variants), and where K is long the four's
 // K pairs (pair_variants), last.
@@ -323,7 +330,7 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   }
   const size_t clustered = t.experimental_staged_store ? out.size() : 0;
   for (size_t i = 0; i < clustered; ++i) {
-    if (!store_offered(out[i])) continue;
+    if (!store_offered(p, out[i])) continue;
     KernelConfig ec = out[i];
     ec.epilogue_store = 1;
     ec.stages = std::min(ec.stages, fitting_stages(ec, t));

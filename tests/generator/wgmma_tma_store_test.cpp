@@ -1,6 +1,7 @@
 // The staged store in the wgmma_tma family's generator rules (epilogue_store = 1,
 // templates/tma_store.cuh): which configs get a staged twin (ping-pong 128x128 and 64x256, with
-// and without cm2, for 2-byte outputs and N a multiple of 8), their rings beside the two staging
+// and without cm2, for 2-byte outputs and N a multiple of 8; where K is short every ping-pong tile
+// up to 128x128 of whole 64-column panels), their rings beside the two staging
 // buffers, why a staged config is refused, the names, the output box, and that the untuned
 // default never takes one.
 #include <gtest/gtest.h>
@@ -62,6 +63,29 @@ TEST(WgmmaTmaStore, TwinsOfTwoPingPongTilesWithAndWithoutClusters) {
     }
     EXPECT_EQ(got, (std::set<std::string>{"128x128", "128x128 cm2", "64x256", "64x256 cm2"})) << p.key();
   }
+}
+
+// Where K is short (at most 8 K tiles of 128; 4096 x 384 has 3), every unclustered ping-pong tile
+// of up to 128 x 128 with whole 64-column panels gets a staged twin as well (session 32): its ring
+// has more stages than a tile has K tiles, and the output is most of such a shape's traffic.
+TEST(WgmmaTmaStore, ShortKGivesEveryPingPongTileOfWholePanelsATwin) {
+  const GemmProblem p = problem(4096, 384);
+  std::set<std::string> got;
+  for (const KernelConfig& c : staged_of(p)) {
+    const KernelSpec s{p, c, "sm_90a"};
+    got.insert(std::to_string(c.bm) + "x" + std::to_string(c.bn) + (c.cluster_m > 1 ? " cm2" : ""));
+    EXPECT_EQ(c.schedule, 2) << s.name();
+    EXPECT_EQ(KernelSpec::parse_name(s.name()), s) << s.name();
+    EXPECT_EQ(invalid_reason(p, c, kHopper), "") << s.name();
+    EXPECT_LE(int(launch_shape(s, 4096).dynamic_smem), kHopper.smem_per_block_optin) << s.name();
+    EXPECT_GE(c.stages, 3) << s.name() << ": at least a tile's three K tiles in the ring";
+  }
+  EXPECT_EQ(got, (std::set<std::string>{"64x64", "64x128", "128x64", "128x128", "128x128 cm2", "64x256",
+                                        "64x256 cm2"}));
+  EXPECT_TRUE(staged_of(p, Target::from_arch("sm_90a")).empty()) << "only with the experimental flag";
+  // K = 1024 (8 K tiles) still short; K = 1152 (9) not.
+  EXPECT_EQ(staged_of(problem(4096, 1024)).size(), 7u);
+  EXPECT_EQ(staged_of(problem(4096, 1152)).size(), 4u);
 }
 
 TEST(WgmmaTmaStore, OfferedOnlyWithTheExperimentalFlagAndAddingNothingElse) {
