@@ -36,7 +36,7 @@ struct TuneFlags {
   std::string arch, cache, filter, m = "1,16,256,4096", shard, devices;
   std::vector<std::string> argv;  // the whole command line (--devices starts one job per device with it)
   int jobs = 0, device = 0, samples = 50;
-  double prune_factor = 2.0;
+  double prune_factor = i8g::TuneOptions{}.prune_factor;
   // `t` with the experimental candidate sets these flags ask for.
   Target with_experiments(Target t) const {
     t.experimental_wgmma = experimental_wgmma;
@@ -185,8 +185,10 @@ void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<Name
       try {
         const KernelSpec dflt{problems[i], heuristic_default(problems[i], t, r.m), t.arch};
         for (const CandidateResult& c : r.candidates)
-          if (const KernelSpec* s = kernel_of(c.candidate); s && w && fully_timed(c) && *s == dflt)
+          if (const KernelSpec* s = kernel_of(c.candidate); s && w && *s == dflt && fully_timed(c))
             untuned = fmt::format("{:.2f}x", c.graph->median_us / w->graph->median_us);
+          else if (s && w && *s == dflt && c.status == cache::CandidateStatus::ok)
+            untuned = "pruned";  // its probe was past --prune-factor times the best: not fully timed
       } catch (const Error&) {  // no default for this problem: "-"
       }
       std::string family_cells;
