@@ -162,6 +162,8 @@ bool clusters_pay(const KernelConfig& c) {
 constexpr int64_t kSplitMs[] = {64, 128, 256, 512};
 constexpr int64_t kMinSliceKTiles = 4;
 constexpr int64_t kMinPairKTiles = 64;
+// K long enough for a K pair or a square tile's split: at least 64 K tiles of 128.
+bool long_k(const GemmProblem& p) { return k_tiles(p) >= kMinPairKTiles; }
 bool split_shape(const KernelConfig& c) {
   return c.cluster_m == 1 && consumer_rows(c) == kWgM && (c.bn == 48 || c.bn == 64);
 }
@@ -174,8 +176,7 @@ bool split_shape(const KernelConfig& c) {
 // such splits lost to the narrow unsplit tiles in session 17: slices of 5-16 K tiles, where a
 // unit's pipeline fill and the partials' round trip weigh more than over 28 K tiles.
 bool wide_split_shape(const GemmProblem& p, const KernelConfig& c) {
-  return k_tiles(p) >= kMinPairKTiles && c.schedule == kCooperative && c.bm == 128 && c.bn == 128 &&
-         c.cluster_m == 1 && c.cluster_k == 1 && c.bk == kRowBytes && c.epilogue_store == 0 && c.packed_weight == 0;
+  return long_k(p) && c.cluster_m == 1 && c.schedule == kCooperative && c.bm == 128 && c.bn == 128;
 }
 
 bool split_fills(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
@@ -217,7 +218,7 @@ bool races_at(const KernelSpec& spec, int64_t m) {
 constexpr int64_t kPairMs[] = {32, 64, 128};
 int fitting_stages(const KernelConfig& c, const Target& t);
 std::vector<KernelConfig> pair_variants(const GemmProblem& p, const KernelConfig& c, const Target& t) {
-  if (!split_shape(c) || k_tiles(p) < kMinPairKTiles) return {};
+  if (!split_shape(c) || !long_k(p)) return {};
   KernelConfig pc = c;
   pc.cluster_k = 2;
   pc.stages = fitting_stages(pc, t);

@@ -185,10 +185,12 @@ void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<Name
       try {
         const KernelSpec dflt{problems[i], heuristic_default(problems[i], t, r.m), t.arch};
         for (const CandidateResult& c : r.candidates)
-          if (const KernelSpec* s = kernel_of(c.candidate); s && w && *s == dflt && fully_timed(c))
-            untuned = fmt::format("{:.2f}x", c.graph->median_us / w->graph->median_us);
-          else if (s && w && *s == dflt && c.status == cache::CandidateStatus::ok)
-            untuned = "pruned";  // its probe was past --prune-factor times the best: not fully timed
+          if (const KernelSpec* s = kernel_of(c.candidate); s && w && *s == dflt) {
+            if (fully_timed(c))
+              untuned = fmt::format("{:.2f}x", c.graph->median_us / w->graph->median_us);
+            else if (c.status == cache::CandidateStatus::ok)
+              untuned = "pruned";  // its probe was past --prune-factor times the best: not fully timed
+          }
       } catch (const Error&) {  // no default for this problem: "-"
       }
       std::string family_cells;
