@@ -158,27 +158,17 @@ bool clusters_pay(const KernelConfig& c) {
 // On the H200 (session 17, calls 1-2, 2560 x 4096, 6144 x 4096 and 768 x 4096 at M = 32..512)
 // splits won only at 768 x 4096 up to M = 128 (ping-pong 64 x 48 sk4, 0.91-0.93x the best
 // unsplit time); the wider tiles' splits (bn 80..128) and slices of 2 K tiles were never within
-// 5% of a winner there.
+// 5% of a winner there. Cooperative 128 x 128 split 4 and 2 ways where K is long (4096 x 14336:
+// 117 MB through L2 against the winner's ~176 MB at M = 128) lost too (session 33 call 1):
+// 1.21-1.24x the winner at M = 128, 1.07-1.39x over M = 64..512: L2 bytes do not bound there.
 constexpr int64_t kSplitMs[] = {64, 128, 256, 512};
 constexpr int64_t kMinSliceKTiles = 4;
 constexpr int64_t kMinPairKTiles = 64;
-// K long enough for a K pair or a square tile's split: at least 64 K tiles of 128.
+// K long enough for a K pair: at least 64 K tiles of 128.
 bool long_k(const GemmProblem& p) { return k_tiles(p) >= kMinPairKTiles; }
 bool split_shape(const KernelConfig& c) {
   return c.cluster_m == 1 && consumer_rows(c) == kWgM && (c.bn == 48 || c.bn == 64);
 }
-// Where K is long (at least 64 K tiles, as for K pairs), cooperative 128 x 128 gets splits too
-// (session 32, not yet raced on a GPU). At 4096 x 14336 M = 128 the tuned winner (128 x 64, a K
-// pair) and CUTLASS's best (64 x 64, 2x1 cluster) both bring ~176 MB of operands from L2 into
-// 128 blocks for a 59 MB weight: every 64- or 128-column tile re-reads all of x's 14336 bytes a
-// row. 128 x 128 tiles split 4 ways are 128 units too, with the same MMA work a block, but 117 MB
-// in all (each unit a quarter of K of 128 x and 128 w rows). At K = 4096 (2560 x 4096, 6144 x 4096)
-// such splits lost to the narrow unsplit tiles in session 17: slices of 5-16 K tiles, where a
-// unit's pipeline fill and the partials' round trip weigh more than over 28 K tiles.
-bool wide_split_shape(const GemmProblem& p, const KernelConfig& c) {
-  return long_k(p) && c.cluster_m == 1 && c.schedule == kCooperative && c.bm == 128 && c.bn == 128;
-}
-
 bool split_fills(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
   const int64_t n = tiles(p, c, m);
   return n < t.sm_count && n * c.split_k <= 2 * int64_t(t.sm_count);
@@ -186,7 +176,7 @@ bool split_fills(const GemmProblem& p, const KernelConfig& c, const Target& t, i
 
 std::vector<KernelConfig> split_variants(const GemmProblem& p, const KernelConfig& c, const Target& t) {
   std::vector<KernelConfig> out;
-  if (!split_shape(c) && !wide_split_shape(p, c)) return out;
+  if (!split_shape(c)) return out;
   for (int64_t m : kSplitMs)
     for (int s : splits_to_offer(tiles(p, c, m), t, 2, 1, [&](int split) { return k_tiles(p) / split >= kMinSliceKTiles; })) {
       KernelConfig sc = c;
@@ -268,25 +258,38 @@ bool deep_shape(const KernelConfig& c) {
          c.split_k == 1;
 }
 
+// The ping-pong tiles of 64 rows and 48, 64 or 80 columns that also run as 2x1 clusters with a
+// deep ring (candidates, below).
+bool cluster_deep_shape(const KernelConfig& c) {
+  return c.schedule == kPingPong && c.bm == kWgM && (c.bn == 48 || c.bn == 64 || c.bn == 80) && c.cluster_m == 1 &&
+         c.split_k == 1 && c.bk == kRowBytes;
+}
+
 // The staged-store twins (epilogue_store = 1, templates/tma_store.cuh) of the ping-pong tiles
 // that serve large M, 128x128 and 64x256, with and without a cluster: the output leaves in whole
 // lines through TMA instead of 8-byte stores from registers, and the store overlaps the next
 // tile's main loop, for two buffers of the consumers' rows x bn 2-byte outputs taken from the
 // ring (128x128: 5 stages instead of 7; 64x256: 4 instead of 5). Bytes and instructions per tile
 // are what bounds M >= 1024 on the H200 (the clock drops at the power limit; docs/wgmma_tma.md).
-// Not cooperative 256x128: its two 128-row buffers leave 3 stages. Offered only where
+// Not cooperative 256x128: its two 128-row buffers leave 3 stages. Where K is long enough for
+// the ring to matter (more than 8 K tiles) they are offered only where
 // Target::experimental_staged_store is set (`tune --experimental-staged-store`): exact on the
-// H200 but within -2%..+4% of the 7-stage register-store twin (session 24, docs/wgmma_tma.md).
-// A named _es1 kernel (a tuned winner) is valid either way.
+// H200 but within -2%..+4% of the 7-stage register-store twin there (session 24,
+// docs/wgmma_tma.md). A named _es1 kernel (a tuned winner) is valid either way.
 // Where K is short (at most 8 K tiles: 4096 x 384 has 3) the ring's stages outnumber a tile's K
 // tiles, so the buffers cost nothing there, and the output is what such a shape moves most of
-// (4096 x 384 at M = 4096: 34 MB written for 3 MB read; 0.84x cuBLASLt fp8 in session 32): every
-// unclustered ping-pong tile of up to 128 x 128 with whole 64-column panels gets a twin too.
+// (4096 x 384 at M = 4096: 34 MB written for 3 MB read). There the twins are offered without the
+// flag, and every unclustered ping-pong tile of up to 128 x 128 with whole 64-column panels gets
+// one too. On the H200 (session 33 call 1, 4096 x 384) the staged 128x128 won M = 4096 at 16.69 us
+// against 19.75 for the best register-store tile (16.28 as i8gemm_rt against cuBLASLt fp8's
+// 16.76; 0.84x that peer in session 32), and a staged twin was within 1% of the winner at M = 1024.
 constexpr int64_t kShortStoreKTiles = 8;
-bool store_offered(const GemmProblem& p, const KernelConfig& c) {
+bool store_offered(const GemmProblem& p, const KernelConfig& c, const Target& t) {
   if (c.schedule != kPingPong || c.split_k != 1 || c.cluster_k != 1 || c.stages > kPlainStages) return false;
+  const bool short_k = k_tiles(p) <= kShortStoreKTiles;
+  if (!short_k && !t.experimental_staged_store) return false;
   if ((c.bm == 128 && c.bn == 128) || (c.bm == 64 && c.bn == 256)) return true;
-  return k_tiles(p) <= kShortStoreKTiles && c.cluster_m == 1 && c.bn % 64 == 0 && c.bn <= 128;
+  return short_k && c.cluster_m == 1 && c.bn % 64 == 0 && c.bn <= 128;
 }
 
 // Rules: cooperative bm 128 or 256 (two consumers of 64 or 128 rows) or ping-pong bm 64 or 128
@@ -294,12 +297,12 @@ bool store_offered(const GemmProblem& p, const KernelConfig& c) {
 // width_offered says; at most 128 accumulators per consumer thread; bk = 128; as many
 // stages as fit (at most 8, the narrow tiles up to 16). At most 9 + 6 + 4 configs; then a cm2
 // variant of each clusters_pay shape among them, a deep-ring variant of each small ping-pong
-// tile (deep_shape), the staged-store twins of two ping-pong tiles and their cm2 variants, and
+// tile (deep_shape) and of each 64-row ping-pong tile of 48, 64 or 80 columns as a 2x1 cluster
+// (cluster_deep_shape), the staged-store twins of two ping-pong tiles and their cm2 variants, and
 // where K is short of the other ping-pong tiles of whole panels (store_offered; 2-byte outputs
-// only, behind the experimental flag), the bk-256 twins of the ping-pong 64-row tiles up to
-// 128 columns (two K tiles a stage), split-K variants of four of them, at most 4 each, and
-// where K is long of cooperative 128 x 128 too (split_variants), and where K is long the four's
-// K pairs (pair_variants), last.
+// only; where K is long behind the experimental flag), the bk-256 twins of the ping-pong 64-row
+// tiles up to 128 columns (two K tiles a stage), split-K variants of four of them, at most 4
+// each (split_variants), and where K is long the four's K pairs (pair_variants), last.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;
@@ -329,9 +332,9 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
     c.cluster_m = 2;
     if (invalid_reason(p, c, t).empty()) out.push_back(c);
   }
-  const size_t clustered = t.experimental_staged_store ? out.size() : 0;
+  const size_t clustered = out.size();
   for (size_t i = 0; i < clustered; ++i) {
-    if (!store_offered(p, out[i])) continue;
+    if (!store_offered(p, out[i], t)) continue;
     KernelConfig ec = out[i];
     ec.epilogue_store = 1;
     ec.stages = std::min(ec.stages, fitting_stages(ec, t));
@@ -341,6 +344,18 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
     if (KernelConfig dc = out[i]; deep_shape(dc) && (dc.stages = fitting_stages(dc, t)) > kPlainStages &&
                                   invalid_reason(p, dc, t).empty())
       out.push_back(dc);
+  // The small-M ping-pong tiles of 64 rows and 48, 64 or 80 columns as 2x1 clusters (the two
+  // blocks share each w tile by multicast) with as deep a ring as fits: SGLang's CUTLASS config
+  // for 64 < M <= 128 (64x64, cluster 2x1, a ring as deep as shared memory allows) was the best
+  // peer at M = 128 on five of the eight TP4 + Llama-3-8B shapes in session 32 (0.93-0.97x),
+  // where our best unclustered 64-row tiles bring every w tile from L2 once per block.
+  for (size_t i = 0; i < plain; ++i) {
+    if (!cluster_deep_shape(out[i])) continue;
+    KernelConfig cc = out[i];
+    cc.cluster_m = 2;
+    cc.stages = fitting_stages(cc, t);
+    if (invalid_reason(p, cc, t).empty()) out.push_back(cc);
+  }
   // Two K tiles per stage (bk 256, KP = 2 in the template) for the ping-pong tiles of 64 rows up
   // to 128 columns, the small-M tiles, with as deep a ring as fits (about half a deep ring's
   // stages). On the H200 (session 27, docs/wgmma_tma.md) their twins were 0.94-1.00x the bk-128

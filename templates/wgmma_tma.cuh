@@ -411,12 +411,10 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
       int* block = args.workspace + (long long)w.tile * splitk::tile_words(SPLIT_K, BM, BN);
       int4* parts = reinterpret_cast<int4*>(block + splitk::kCounterWords) + h * (RM * BN / 4);
       auto group_or = [&](bool p) { return named_group_or<wg::kWarpgroup>(1 + c, p); };
-      // Up to 32 int4s of the other slices' partials in flight beside at most 32 accumulators
-      // (64 x 48, 64 x 64 rows a consumer); with 64 (cooperative 128 x 128) one partial at a time,
-      // 16 int4s: two in flight spilled (ptxas, 232 registers). The compile test checks for spills.
-      constexpr int kReduceLoads = MI * R <= 32 ? 32 : MI * R / 4;
-      if (!splitk_reduce<MI * R / 4, wg::kWarpgroup, SPLIT_K, kReduceLoads>(&acc[0][0], block + h, parts,
-                                                                             BM * BN / 4, w.slice, t, group_or))
+      // Up to 32 int4s of the other slices' partials in flight (the consumer's 232 registers
+      // hold them beside at most 64 accumulators; the compile test checks for spills).
+      if (!splitk_reduce<MI * R / 4, wg::kWarpgroup, SPLIT_K, 32>(&acc[0][0], block + h, parts, BM * BN / 4, w.slice,
+                                                                   t, group_or))
         continue;  // another slice finishes these rows
     }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "core/error.hpp"
 #include "generator/generator.hpp"
@@ -95,7 +96,7 @@ TEST(WgmmaTmaSplitK, EverySplitCandidateFollowsTheRule) {
       EXPECT_TRUE(raced_at({p, twin, kHopper.arch}, 4096)) << "unsplit configs race everywhere";
     }
     EXPECT_LE(split, 16u) << p.key() << ": four shapes, at most one split per M of 64..512";
-    EXPECT_LE(unsplit, 25u) << p.key() << ": 9 plain + 6 wide + 4 narrow + 3 as 2x1 clusters + 3 deep";
+    EXPECT_LE(unsplit, 28u) << p.key() << ": 9 plain + 6 wide + 4 narrow + 6 as 2x1 clusters + 3 deep";
     EXPECT_LE(two_k_tiles, 5u) << p.key() << ": the bk-256 twins of ping-pong 64 x 48..128";
   }
   // 6144 x 4096: the 64 x 64 ping-pong tiles fill the SMs from M = 128 (192 tiles), at M = 64
@@ -151,34 +152,16 @@ TEST(WgmmaTmaSplitK, TheUntunedDefaultDoesNotSplit) {
     }
 }
 
-// Where K has at least 64 tiles of 128 (4096 x 14336, and K = 8192 of Llama-3-70B), cooperative
-// 128 x 128 gets splits as well, by the same rule (session 32): 32 tiles at M = 64 and 128 ->
-// 4 slices (128 units), 64 at 256 and 128 at 512 -> 2. At K = 4096 it gets none, and the four
-// narrow shapes keep theirs.
-TEST(WgmmaTmaSplitK, CooperativeSquareTilesSplitWhereKIsLong) {
-  const std::map<std::string, std::vector<int>> got = splits_by_shape({4096, 14336});
-  ASSERT_TRUE(got.count("sc1 128x128")) << "no split of cooperative 128 x 128 at K = 14336";
-  EXPECT_EQ(got.at("sc1 128x128"), (std::vector<int>{4, 2}));
-  const GemmProblem p{4096, 14336};
-  for (const KernelConfig& c : tma_of(p)) {
-    if (c.split_k == 1 || c.bn != 128) continue;
-    const KernelSpec s{p, c, kHopper.arch};
-    EXPECT_EQ(c.schedule, 1) << s.name();
-    EXPECT_EQ(c.bm, 128) << s.name();
-    EXPECT_EQ(c.cluster_m, 1) << s.name();
-    EXPECT_EQ(invalid_reason(p, c, kHopper), "") << s.name();
-    EXPECT_EQ(KernelSpec::parse_name(s.name()), s);
-    for (int64_t m : {1, 64, 128, 256, 512, 1024, 4096}) {
-      const bool fills = tiles(p, c, m) < kHopper.sm_count && tiles(p, c, m) * c.split_k <= 2 * kHopper.sm_count;
-      EXPECT_EQ(raced_at(s, m), fills) << s.name() << " M=" << m;
-    }
-    EXPECT_GT(workspace_bytes(s, 128), 0u) << s.name();
+// Only the four narrow shapes split, where K is long too: cooperative 128 x 128 split 4 and 2
+// ways at 4096 x 14336 (session 32) lost every bucket of M = 64..512 on the H200 (session 33
+// call 1: 1.07-1.39x the winner) and is not offered.
+TEST(WgmmaTmaSplitK, OnlyTheNarrowShapesSplitWhereKIsLong) {
+  const std::set<std::string> narrow = {"sc2 64x48", "sc2 64x64", "sc1 128x48", "sc1 128x64"};
+  for (const GemmProblem& q : {GemmProblem{4096, 14336}, GemmProblem{8192, 8192}}) {
+    const std::map<std::string, std::vector<int>> got = splits_by_shape(q);
+    EXPECT_FALSE(got.empty()) << q.key();
+    for (const auto& [shape, splits] : got) EXPECT_TRUE(narrow.count(shape)) << q.key() << ": " << shape;
   }
-  EXPECT_TRUE(splits_by_shape({8192, 8192}).count("sc1 128x128")) << "K = 8192: 64 K tiles";
-  for (const GemmProblem& q : {GemmProblem{2560, 4096}, GemmProblem{6144, 4096}, GemmProblem{28672, 4096}})
-    for (const KernelConfig& c : tma_of(q))
-      if (c.split_k > 1) EXPECT_TRUE(c.bn == 48 || c.bn == 64) << q.key() << " " << c;
-  for (int64_t m : {64, 128, 256}) EXPECT_EQ(heuristic_default(p, kHopper, m).split_k, 1) << m;
 }
 
 // K pairs (cluster_k = 2, templates/wgmma_tma.cuh): the four split shapes, where K has at least

@@ -15,7 +15,8 @@ using namespace i8g;
 
 namespace {
 
-// The staged twins are offered only with the experimental flag (exact on the H200, not yet faster).
+// Where K is long the staged twins are offered only with the experimental flag (exact on the
+// H200, not faster there); where it is short (<= 8 K tiles), without it.
 const Target kHopper = [] {
   Target t = Target::from_arch("sm_90a");
   t.experimental_staged_store = true;
@@ -67,7 +68,8 @@ TEST(WgmmaTmaStore, TwinsOfTwoPingPongTilesWithAndWithoutClusters) {
 
 // Where K is short (at most 8 K tiles of 128; 4096 x 384 has 3), every unclustered ping-pong tile
 // of up to 128 x 128 with whole 64-column panels gets a staged twin as well (session 32): its ring
-// has more stages than a tile has K tiles, and the output is most of such a shape's traffic.
+// has more stages than a tile has K tiles, and the output is most of such a shape's traffic; and
+// all of them without the experimental flag (session 33).
 TEST(WgmmaTmaStore, ShortKGivesEveryPingPongTileOfWholePanelsATwin) {
   const GemmProblem p = problem(4096, 384);
   std::set<std::string> got;
@@ -82,7 +84,9 @@ TEST(WgmmaTmaStore, ShortKGivesEveryPingPongTileOfWholePanelsATwin) {
   }
   EXPECT_EQ(got, (std::set<std::string>{"64x64", "64x128", "128x64", "128x128", "128x128 cm2", "64x256",
                                         "64x256 cm2"}));
-  EXPECT_TRUE(staged_of(p, Target::from_arch("sm_90a")).empty()) << "only with the experimental flag";
+  // Where K is short they are offered without the experimental flag (session 33: the staged
+  // 128x128 won 4096 x 384 M = 4096 by 1.18x on the H200).
+  EXPECT_EQ(staged_of(p, Target::from_arch("sm_90a")), staged_of(p)) << "offered without the flag";
   // K = 1024 (8 K tiles) still short; K = 1152 (9) not.
   EXPECT_EQ(staged_of(problem(4096, 1024)).size(), 7u);
   EXPECT_EQ(staged_of(problem(4096, 1152)).size(), 4u);

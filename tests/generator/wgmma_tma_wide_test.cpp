@@ -80,14 +80,14 @@ TEST(WgmmaTmaWide, TheUntunedDefaultTakesAWideTileOnlyWhereItDividesN) {
 }
 
 namespace {
-// "sc2_64x48_s16", ... for every unsplit wgmma_tma candidate with bn 48 or 80 and one K tile a
-// stage (the bn-48 ones' split variants: wgmma_tma_splitk_test.cpp; the bk-256 twins:
+// "sc2_64x48_s16", ... for every unsplit, unclustered wgmma_tma candidate with bn 48 or 80 and one K tile a
+// stage (the 2x1-cluster twins: WgmmaTmaClusters) (the bn-48 ones' split variants: wgmma_tma_splitk_test.cpp; the bk-256 twins:
 // WgmmaTmaTwoKTiles below).
 std::set<std::string> narrow_shapes(const GemmProblem& p) {
   std::set<std::string> out;
   for (const KernelConfig& c : candidates(p, kHopper))
-    if (c.family == Family::wgmma_tma && (c.bn == 48 || c.bn == 80) && c.split_k == 1 && c.bk == 128) {
-      EXPECT_EQ(c.cluster_m, 1) << c;
+    if (c.family == Family::wgmma_tma && (c.bn == 48 || c.bn == 80) && c.split_k == 1 && c.bk == 128 &&
+        c.cluster_m == 1) {
       EXPECT_EQ(invalid_reason(p, c, kHopper), "") << c;
       EXPECT_EQ(KernelSpec::parse_name(KernelSpec{p, c, "sm_90a"}.name()).config, c);
       out.insert("sc" + std::to_string(c.schedule) + "_" + std::to_string(c.bm) + "x" + std::to_string(c.bn) + "_s" +

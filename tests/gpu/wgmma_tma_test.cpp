@@ -278,41 +278,6 @@ TEST_F(WgmmaTma, SplitKCandidatesAreExactOverTailsAndRepeatedLaunches) {
   std::printf("[ figure ] wgmma_tma split-K: %d of %d candidate launches exact\n", exact, runs);
 }
 
-// The long-K splits of cooperative 128 x 128 (session 32: their reduction takes one partial at a
-// time): 4096 x 14336 at one tile row (M = 1, 128: 4 slices) and at 3 tile rows (M = 300: units
-// past one wave), then N and K tails with 77 and 600 rows; each launch checked twice, then ten
-// graph replays with new activations.
-TEST_F(WgmmaTma, WideSplitsAreExactWhereKIsLong) {
-  struct Case {
-    i8gemm_problem p;
-    std::vector<int64_t> ms;
-  };
-  const Case cases[] = {
-      {make_problem(4096, 14336), {1, 128, 300}},
-      {make_problem(1000, 16368), {77, 600}},
-  };
-  int runs = 0, exact = 0;
-  std::set<int> splits;
-  for (const Case& c : cases) {
-    std::vector<KernelSpec> wide;
-    for (const KernelSpec& spec : split_specs(to_gemm_problem(c.p)))
-      if (spec.config.bn == 128) {
-        wide.push_back(spec);
-        splits.insert(spec.config.split_k);
-      }
-    check_all(c.p, wide, c.ms, runs, exact);
-  }
-  ASSERT_GT(runs, 0) << "no split of cooperative 128 x 128";
-  EXPECT_TRUE(splits.count(4)) << "4096 x 14336's 4-way split";
-  std::printf("[ figure ] wgmma_tma wide splits: %d of %d launches exact\n", exact, runs);
-  for (const KernelSpec& spec : split_specs({4096, 14336}))
-    if (spec.config.bn == 128 && spec.config.split_k == 4) {
-      const int replays = graph_replays_exact(spec, 128);
-      EXPECT_EQ(replays, 10) << spec.name();
-      std::printf("[ figure ] wgmma_tma %s: %d of 10 graph replays exact\n", spec.name().c_str(), replays);
-    }
-}
-
 // The wide tiles (bn 96, 160 and 192, where the width divides N): every one over M and K tails and
 // grids with more tiles than SMs, and every epilogue option through a bn-96 and a bn-160 tile
 // (12 and 20 column groups: the epilogue's chunks are an even divisor of them, col_chunk).
