@@ -454,14 +454,31 @@ int64_t units(const GemmProblem& p, const KernelConfig& c, int64_t m) {
 // family, against an untuned mma_sync 5-25% slower), where K holds at least one whole 128-byte
 // box (smaller K was never run) and the tile count fits the kernel's 32-bit tile arithmetic
 // with room to spare. Never split: split configs lost at M = 128 on the H200
-// (docs/wgmma_tma.md; I8GEMM_SPLIT_K can still ask). No cluster and no staged store by default
-// (neither measured as a default).
-bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target&, int64_t m) {
+// (docs/wgmma_tma.md; I8GEMM_SPLIT_K can still ask). No cluster by default (never measured as
+// a default). The staged store only where K is short (at most 8 K tiles) from M = 1024: there
+// the picked tile runs as its staged twin where it has one (staged_default). On 4096 x 384 the
+// rule picks ping-pong 128x128 at M = 1024 and 4096; its staged twin won M = 4096 on the H200
+// (session 33 call 1: 16.69 us against 19.75 for the best register-store tile) and on the H100
+// (call 2: 17.62 us, where the untuned register-store tile ran 1.24x that), and ran 1.04x the
+// winner at M = 1024 on both (the untuned register-store tile 1.09x on the H100). At M <= 256
+// the register-store tiles won there.
+constexpr int64_t kStagedUntunedRows = 1024;
+bool staged_default(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
+  if (m < kStagedUntunedRows || k_tiles(p) > kShortStoreKTiles) return false;
+  KernelConfig plain = c;
+  plain.epilogue_store = 0;
+  if (c.epilogue_store == 0 && !store_offered(p, plain, t)) return false;
+  KernelConfig staged = plain;
+  staged.epilogue_store = 1;
+  staged.stages = std::min(plain.stages, fitting_stages(staged, t));
+  return invalid_reason(p, staged, t).empty();
+}
+bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
   constexpr int64_t kMinUntunedRows = 17;
   const int untuned_bk = untuned_twin_tile(c) && p.k >= kTwinMinK ? 2 * kRowBytes : kRowBytes;
   return m >= kMinUntunedRows && p.k >= kRowBytes && c.bk == untuned_bk && untuned_tile(c) != nullptr && c.split_k == 1 &&
-         c.cluster_m == 1 && c.cluster_k == 1 && c.epilogue_store == 0 && c.packed_weight == 0 &&
-         tiles(p, c, m) < (int64_t(1) << 30);
+         c.cluster_m == 1 && c.cluster_k == 1 && c.epilogue_store == (staged_default(p, c, t, m) ? 1 : 0) &&
+         c.packed_weight == 0 && tiles(p, c, m) < (int64_t(1) << 30);
 }
 
 // Ranks the untuned default's tiles: waves of tiles over the SMs (a block's tiles run one after

@@ -235,7 +235,7 @@ TEST(FamilyTable, Tp4UntunedDefaultsAreUnchanged) {
        {"mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1", "mma_sync:bm32_bn32_bk64_wm2_wn2_s4_sk1",
         "mma_sync:bm64_bn64_bk64_wm2_wn2_s4_sk1", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"},
        {"decode_mma:bm8_bn16_bk256_wk4_s3_sk1_sc1", "decode_mma:bm16_bn16_bk128_wk4_s3_sk1_sc1",
-        "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn128_bk128_wg2_s7_sc2_sk1"}},
+        "wgmma_tma:bm128_bn64_bk128_wg2_s8_sc2_sk1", "wgmma_tma:bm128_bn128_bk128_wg2_s5_sc2_sk1_es1"}},
       {"sm_80", {2560, 4096},
        {"mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk8", "mma_sync:bm16_bn64_bk128_wm1_wn4_s4_sk8",
         "mma_sync:bm64_bn64_bk128_wm2_wn2_s4_sk2", "mma_sync:bm128_bn128_bk64_wm2_wn4_s4_sk1"}},

@@ -6,6 +6,7 @@
 // default never takes one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "core/error.hpp"
@@ -146,8 +147,25 @@ TEST(WgmmaTmaStore, RefusalsSayWhy) {
   EXPECT_THROW(KernelConfig::parse(Family::wgmma_tma, "bm128_bn128_bk128_wg2_s7_sc2_sk1_es0"), Error);
 }
 
-TEST(WgmmaTmaStore, TheUntunedDefaultNeverStages) {
+TEST(WgmmaTmaStore, TheUntunedDefaultStagesOnlyWhereKIsShortFromM1024) {
   for (const GemmProblem& p : {problem(2560, 4096), problem(8192, 8192), problem(6144, 4096), problem(768, 4096)})
     for (int64_t m : {17, 64, 128, 256, 1024, 4096, 16384})
       EXPECT_EQ(heuristic_default(p, kHopper, m).epilogue_store, 0) << p.key() << " M=" << m;
+  // K = 384 (3 K tiles): the picked tile's staged twin from M = 1024, the register store below;
+  // the same with or without the experimental flag.
+  for (const Target& t : {kHopper, Target::from_arch("sm_90a")}) {
+    const GemmProblem p = problem(4096, 384);
+    const std::vector<KernelConfig> all = candidates(p, t);
+    for (int64_t m : {17, 64, 256, 1023})
+      EXPECT_EQ(heuristic_default(p, t, m).epilogue_store, 0) << "M=" << m;
+    for (int64_t m : {1024, 4096, 16384}) {
+      const KernelConfig c = heuristic_default(p, t, m);
+      EXPECT_EQ(c.family, Family::wgmma_tma) << "M=" << m;
+      EXPECT_EQ(c.epilogue_store, 1) << "M=" << m << ": " << c;
+      EXPECT_NE(std::find(all.begin(), all.end(), c), all.end()) << c << ": a candidate";
+    }
+    EXPECT_EQ(heuristic_default(p, t, 4096).to_string(), "bm128_bn128_bk128_wg2_s5_sc2_sk1_es1");
+    // Four-byte outputs have no staged twin: the register store serves them at every M.
+    EXPECT_EQ(heuristic_default(problem(4096, 384, OutType::f32), t, 4096).epilogue_store, 0);
+  }
 }

@@ -76,6 +76,31 @@ TEST_F(GpuTest, UntunedPrefillDefaultsAreExactWithWideTiles) {
   EXPECT_EQ(widths, (std::set<std::string>{"_bn96_", "_bn160_", "_bn192_"}));
 }
 
+// Where K is short (4096 x 384: 3 K tiles) the untuned default from M = 1024 is the picked
+// tile's staged-store twin (session 33): bit for bit through the C ABI at M = 1024, a row tail
+// (1100) and 4096, bf16 and f16 with bias; below M = 1024 the register store.
+TEST_F(GpuTest, UntunedShortKDefaultsStageTheOutputAndAreExact) {
+  std::set<std::string> kernels;
+  for (i8gemm_out out : {I8GEMM_OUT_BF16, I8GEMM_OUT_F16}) {
+    const i8gemm_problem p = make_problem(4096, 384, I8GEMM_WEIGHT_NK, I8GEMM_SCALE_PER_TOKEN, I8GEMM_SCALE_PER_CHANNEL,
+                                          out, out == I8GEMM_OUT_F16);
+    I8G_OK(i8gemm_prepare(shared_ctx(), &p, 4096));
+    for (int64_t m : {512, 1024, 1100, 4096}) {
+      i8gemm_choice c{};
+      I8G_OK(i8gemm_chosen(shared_ctx(), &p, m, &c));
+      if (std::string(c.kernel).find("wgmma_tma") == std::string::npos)
+        GTEST_SKIP() << "the staged default is wgmma_tma's (sm_90a); this GPU's default is " << c.kernel;
+      SCOPED_TRACE(fmt::format("4096x384 M={} {}", m, c.kernel));
+      const bool staged = std::string(c.kernel).find("_es1") != std::string::npos;
+      EXPECT_EQ(staged, m >= 1024);
+      kernels.insert(c.kernel);
+      const std::string r = run_and_compare(shared_ctx(), p, m, rng_);
+      EXPECT_TRUE(r.empty()) << r;
+    }
+  }
+  for (const std::string& name : kernels) std::printf("[ figure ] untuned short-K default: %s\n", name.c_str());
+}
+
 // The other epilogues on one TP4 shape: f16/f32 with bias, per-tensor scales, asymmetric
 // activations with the GPU column sums (checked against the CPU's inside DeviceGemm).
 TEST_F(GpuTest, Tp4QkvShapeIsExactForOtherEpilogues) {
