@@ -354,7 +354,8 @@ void setup_tune(CLI::App& app, const std::vector<std::string>& argv) {
                 "is always tried there; every candidate is verified bit-exact before it is timed)");
   cmd->add_flag("--experimental-staged-store", opts->experimental_staged_store,
                 "also try wgmma_tma's staged-store twins (_es1: the output tile through shared memory and a "
-                "TMA store; sm_90a, bf16/f16 outputs; experimental: exact on the H200, not yet faster; verified bit-exact before timed)");
+                "TMA store; sm_90a, bf16/f16 outputs) where K is long; where K is short (<= 8 tiles of 128) they are "
+                "always tried. Experimental: exact, not faster where K is long; verified bit-exact before timed)");
   cmd->add_flag("--experimental-packed-weight", opts->experimental_packed_weight,
                 "also race wgmma_tma's packed-weight twins (_pw1: the weight pre-packed once, a tile's rows of a "
                 "ring stage one bulk copy; sm_90a; each verified bit-exact on its pack of the same weights before timed); they "
