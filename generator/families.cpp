@@ -54,6 +54,7 @@ const std::vector<ConfigFieldInfo>& config_fields() {
       {ConfigField::cluster_k, "ck", "cluster_k", &KernelConfig::cluster_k, 1},
       {ConfigField::epilogue_store, "es", "epilogue_store", &KernelConfig::epilogue_store, 1},
       {ConfigField::packed_weight, "pw", "packed_weight", &KernelConfig::packed_weight, 1},
+      {ConfigField::dynamic_schedule, "ds", "dynamic_schedule", &KernelConfig::dynamic_schedule, 1},
   };
   return fields;
 }

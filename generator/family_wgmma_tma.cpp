@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "generator/rules.hpp"
+#include "templates/splitk.h"
 
 namespace i8g {
 namespace {
@@ -36,10 +37,15 @@ int consumer_rows(const KernelConfig& c) { return c.schedule == kPingPong ? c.bm
 int pair_bytes(const KernelConfig& c) { return c.cluster_k > 1 ? 2 * consumer_rows(c) * c.bn * 4 + 32 : 0; }
 // The staged store's buffers (epilogue_store = 1): one per consumer, its rows x bn 2-byte outputs.
 int store_bytes(const KernelConfig& c) { return c.epilogue_store ? 2 * consumer_rows(c) * c.bn * 2 : 0; }
-// The ring, its alignment slack, two 8-byte mbarriers per stage, the two turn barriers and a
-// K pair's exchange or the staged store's buffers.
+// The dynamic schedule's ring of tile ids (templates/wgmma_tma.cuh: kSchedSlots of them, each
+// an int and two 8-byte mbarriers).
+constexpr int kSchedSlots = 4;
+int sched_bytes(const KernelConfig& c) { return c.dynamic_schedule ? kSchedSlots * (4 + 16) : 0; }
+// The ring, its alignment slack, two 8-byte mbarriers per stage, the two turn barriers, a K
+// pair's exchange or the staged store's buffers, and the dynamic schedule's ids.
 int dynamic_smem(const KernelConfig& c) {
-  return c.stages * stage_bytes(c) + kAlignSlack + 16 * c.stages + 16 + pair_bytes(c) + store_bytes(c);
+  return c.stages * stage_bytes(c) + kAlignSlack + 16 * c.stages + 16 + pair_bytes(c) + store_bytes(c) +
+         sched_bytes(c);
 }
 // The consumers' budget after setmaxnreg: accumulators plus addresses, descriptors, loop state
 // and the epilogue's operands; the template raises them to 232.
@@ -105,6 +111,14 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
     return fmt::format("packed_weight with cluster_m={}, cluster_k={}, split_k={}, epilogue_store={}: a packed weight is "
                        "for unclustered, unsplit tiles with register stores",
                        c.cluster_m, c.cluster_k, c.split_k, c.epilogue_store);
+  if (c.dynamic_schedule != 0 && c.dynamic_schedule != 1)
+    return fmt::format("dynamic_schedule={} (need 0 or 1)", c.dynamic_schedule);
+  // The dynamic schedule hands out whole tiles: no cluster walks units in lock step with it, and
+  // no split or packed weight was combined with it.
+  if (c.dynamic_schedule && (c.cluster_m != 1 || c.cluster_k != 1 || c.split_k != 1 || c.packed_weight != 0))
+    return fmt::format("dynamic_schedule with cluster_m={}, cluster_k={}, split_k={}, packed_weight={}: the dynamic "
+                       "schedule is for unclustered, unsplit tiles of the plain weight",
+                       c.cluster_m, c.cluster_k, c.split_k, c.packed_weight);
   if (c.schedule != kCooperative && c.schedule != kPingPong)
     return fmt::format("schedule={} (need {} cooperative or {} ping-pong)", c.schedule, kCooperative, kPingPong);
   if (c.schedule == kCooperative && c.bm != 128 && c.bm != 256)
@@ -193,8 +207,9 @@ bool pair_fills(const GemmProblem& p, const KernelConfig& c, const Target& t, in
 
 bool races_at(const KernelSpec& spec, int64_t m) {
   const KernelConfig& c = spec.config;
-  if (c.split_k == 1 && c.cluster_k == 1) return true;
   const Target t = Target::from_arch(spec.arch);
+  if (c.dynamic_schedule) return tiles(spec.problem, c, m) > t.sm_count;  // one wave: nothing to balance
+  if (c.split_k == 1 && c.cluster_k == 1) return true;
   return c.split_k > 1 ? split_fills(spec.problem, c, t, m) : pair_fills(spec.problem, c, t, m);
 }
 
@@ -246,7 +261,8 @@ bool width_offered(const GemmProblem& p, const KernelConfig& c) {
 
 // The stages that fit the target's shared memory, at most kMaxStages.
 int fitting_stages(const KernelConfig& c, const Target& t) {
-  return std::min(kMaxStages, (t.smem_per_block_optin - kAlignSlack - 16 - pair_bytes(c) - store_bytes(c)) /
+  return std::min(kMaxStages, (t.smem_per_block_optin - kAlignSlack - 16 - pair_bytes(c) - store_bytes(c) -
+                               sched_bytes(c)) /
                                   (stage_bytes(c) + 16));
 }
 // The ping-pong tiles that also run with as deep a ring as fits (14 stages of 64 x 64, 9 of
@@ -356,6 +372,23 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
     cc.stages = fitting_stages(cc, t);
     if (invalid_reason(p, cc, t).empty()) out.push_back(cc);
   }
+  // The dynamic-schedule twins (_ds1) of the large-M tiles (ping-pong 128x128 and 64x256,
+  // cooperative 128x256 and 256x128, unclustered, register stores), raced where their tiles
+  // outnumber the SMs. On the H100 (session 33 calls 3-6) ping-pong 128x128 at 4096 x 4096
+  // M = 4096 ran 94-99 us with most operand allocations and 111-114 with some, CUTLASS 92-97 with
+  // all; ncu of a slow run: SMs active 78% of the elapsed cycles (CUTLASS 86%), some blocks done
+  // with their fixed share of tiles long before others. A block that claims its next tile from a
+  // counter takes more where it runs faster.
+  for (size_t i = 0; i < plain; ++i) {
+    const KernelConfig& o = out[i];
+    const bool large = (o.schedule == kPingPong && ((o.bm == 128 && o.bn == 128) || (o.bm == 64 && o.bn == 256))) ||
+                       (o.schedule == kCooperative && ((o.bm == 128 && o.bn == 256) || (o.bm == 256 && o.bn == 128)));
+    if (!large) continue;
+    KernelConfig dc = o;
+    dc.dynamic_schedule = 1;
+    dc.stages = std::min(dc.stages, fitting_stages(dc, t));
+    if (invalid_reason(p, dc, t).empty()) out.push_back(dc);
+  }
   // Two K tiles per stage (bk 256, KP = 2 in the template) for the ping-pong tiles of 64 rows up
   // to 128 columns, the small-M tiles, with as deep a ring as fits (about half a deep ring's
   // stages). On the H200 (session 27, docs/wgmma_tma.md) their twins were 0.94-1.00x the bk-128
@@ -455,8 +488,9 @@ int64_t units(const GemmProblem& p, const KernelConfig& c, int64_t m) {
 // box (smaller K was never run) and the tile count fits the kernel's 32-bit tile arithmetic
 // with room to spare. Never split: split configs lost at M = 128 on the H200
 // (docs/wgmma_tma.md; I8GEMM_SPLIT_K can still ask). No cluster by default (never measured as
-// a default). The staged store only where K is short (at most 8 K tiles) from M = 1024: there
-// the picked tile runs as its staged twin where it has one (staged_default). On 4096 x 384 the
+// a default), nor the dynamic schedule. The staged store only where K is short (at most 8 K
+// tiles) from M = 1024: there the picked tile runs as its staged twin where it has one
+// (staged_default). On 4096 x 384 the
 // rule picks ping-pong 128x128 at M = 1024 and 4096; its staged twin won M = 4096 on the H200
 // (session 33 call 1: 16.69 us against 19.75 for the best register-store tile) and on the H100
 // (call 2: 17.62 us, where the untuned register-store tile ran 1.24x that), and ran 1.04x the
@@ -478,7 +512,7 @@ bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target& t
   const int untuned_bk = untuned_twin_tile(c) && p.k >= kTwinMinK ? 2 * kRowBytes : kRowBytes;
   return m >= kMinUntunedRows && p.k >= kRowBytes && c.bk == untuned_bk && untuned_tile(c) != nullptr && c.split_k == 1 &&
          c.cluster_m == 1 && c.cluster_k == 1 && c.epilogue_store == (staged_default(p, c, t, m) ? 1 : 0) &&
-         c.packed_weight == 0 && tiles(p, c, m) < (int64_t(1) << 30);
+         c.packed_weight == 0 && c.dynamic_schedule == 0 && tiles(p, c, m) < (int64_t(1) << 30);
 }
 
 // Ranks the untuned default's tiles: waves of tiles over the SMs (a block's tiles run one after
@@ -498,7 +532,7 @@ std::vector<TemplateArg> template_args(const KernelSpec& s) {
   std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", kGroupM},
                                 {"PP", c.schedule == kPingPong ? 1 : 0}, {"CM", c.cluster_m}, {"CK", c.cluster_k},
                                 {"SPLIT_K", c.split_k}, {"ES", c.epilogue_store}, {"KP", c.bk / kRowBytes},
-                                {"PW", c.packed_weight}};
+                                {"PW", c.packed_weight}, {"DS", c.dynamic_schedule}};
   for (const TemplateArg& x : problem_template_args(s.problem, false)) a.push_back(x);
   return a;
 }
@@ -523,8 +557,11 @@ LaunchShape launch(const KernelSpec& spec, int64_t m, int sm_count) {
   return s;
 }
 
-// Split-K: templates/splitk.h's arrival counters and partial tiles, per output tile.
+// Split-K: templates/splitk.h's arrival counters and partial tiles, per output tile. The dynamic
+// schedule: one block of counters (the tiles handed out past the first wave, the blocks done;
+// the last block resets both, so the workspace is zero again after every launch).
 size_t workspace(const KernelSpec& spec, int64_t m) {
+  if (spec.config.dynamic_schedule) return size_t(splitk::kCounterWords) * 4;
   return splitk_workspace_bytes(tiles(spec.problem, spec.config, m), spec.config);
 }
 
@@ -542,10 +579,10 @@ const FamilyInfo& wgmma_tma_family() {
     f.tma_operands = true;
     f.name_fields = {ConfigField::warpgroups, ConfigField::stages, ConfigField::schedule, ConfigField::split_k};
     f.splits_k = true;
-    // "_cm2", "_ck2", "_es1", "_pw1"; no cluster, no staged store and the plain weight leave the
-    // names as they were
+    // "_cm2", "_ck2", "_es1", "_pw1", "_ds1"; no cluster, no staged store, the plain weight and
+    // the fixed schedule leave the names as they were
     f.optional_name_fields = {ConfigField::cluster_m, ConfigField::cluster_k, ConfigField::epilogue_store,
-                              ConfigField::packed_weight};
+                              ConfigField::packed_weight, ConfigField::dynamic_schedule};
     f.untuned_rank = 3;  // above mma_sync, where serves_untuned accepts (sm_90a, M >= 17)
     f.serves_untuned = serves_untuned;
     f.races_at = races_at;

@@ -72,7 +72,8 @@ TmaBoxRows tma_box_rows(const KernelConfig& config, int64_t m);
 size_t workspace_bytes(const KernelSpec& spec, int64_t m);
 
 // The arrival counters of a launch over `m` rows in its workspace (templates/splitk.h): `blocks`
-// runs of `words` int32 words, `pitch` bytes apart; none (blocks 0) without split-K. The partials
+// runs of `words` int32 words, `pitch` bytes apart; wgmma_tma's dynamic schedule (_ds1): its one
+// block of counters; none (blocks 0) without split-K or that schedule. The partials
 // between them need no clearing, so a workspace that may hold anything (a caller's) is made
 // ready for the launch by zeroing these alone.
 struct SplitKCounters {

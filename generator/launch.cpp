@@ -48,6 +48,7 @@ size_t workspace_bytes(const KernelSpec& spec, int64_t m) {
 SplitKCounters splitk_counters(const KernelSpec& spec, int64_t m) {
   const KernelConfig& c = spec.config;
   const size_t bytes = workspace_bytes(spec, m);
+  if (c.dynamic_schedule && bytes > 0) return {1, size_t(splitk::kCounterWords), size_t(splitk::kCounterWords) * 4};
   if (c.split_k <= 1 || bytes == 0) return {};
   const size_t pitch = size_t(splitk::tile_words(c.split_k, c.bm, c.bn)) * 4;
   return {int64_t(bytes / pitch), size_t(splitk::kCounterWords), pitch};

@@ -79,6 +79,10 @@ struct KernelConfig {
                                       // (generator/packed_weight.hpp: a tile's rows of a ring
                                       // stage one contiguous, pre-swizzled block, one bulk copy)
                                       // instead of the [N,K] weight; names carry it only where 1
+  int dynamic_schedule = 0;           // wgmma_tma: 1 hands a persistent block its next tile from
+                                      // an atomic counter (a block that runs fast takes more)
+                                      // instead of the fixed share b, b + grid, ...; names carry
+                                      // it only where it is 1
 
   int threads() const;
   int static_smem_bytes() const;  // shared memory the template declares for this tile

@@ -92,7 +92,8 @@ __device__ __forceinline__ Unit unit_of(int u, int ktiles) {
 
 }  // namespace tma
 
-template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int CK, int SPLIT_K, int ES, int KP, int PW, long long N_,
+template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int CK, int SPLIT_K, int ES, int KP, int PW, int DS,
+          long long N_,
           long long K_, int ACT, int WSC, int OUT, int BIAS, int ASYM>
 __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     wgmma_tma_kernel(const __grid_constant__ I8gArgs args, const __grid_constant__ tma::Desc xmap,
@@ -121,6 +122,8 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   static_assert(PW == 0 || (PW == 1 && CM == 1 && CK == 1 && SPLIT_K == 1 && ES == 0),
                 "PW: a packed weight is for unclustered, unsplit tiles with register stores");
   static_assert(PP == 0 || PP == 1, "PP: 0 cooperative, 1 ping-pong");
+  static_assert(DS == 0 || (DS == 1 && CM == 1 && CK == 1 && SPLIT_K == 1 && PW == 0),
+                "DS: the dynamic schedule is for unclustered, unsplit tiles of the plain weight");
   static_assert(KP == 1 || KP == 2, "KP: one or two K tiles per stage");
   static_assert(CM == 1 || CM == 2, "CM: 1 no cluster, 2 a cluster of two blocks along M");
   static_assert(RM == 64 || RM == 128, "64 or 128 rows per consumer warpgroup");
@@ -162,6 +165,14 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   // has read it (rank 1's xempty).
   auto xfull = [&](int c) { return bars + 8u * unsigned(2 * STAGES + 2 + c); };
   auto xempty = [&](int c) { return bars + 8u * unsigned(2 * STAGES + 4 + c); };
+  // DS: the dynamic schedule's ring of tile ids (never with a K pair, so after the turn
+  // barriers): slot i's id, its full barrier (the producer published it) and its empty barrier
+  // (every consumer thread that reads it has).
+  constexpr int SCHED = 4;  // generator/family_wgmma_tma.cpp, kSchedSlots
+  auto sfull = [&](int i) { return bars + 8u * unsigned(2 * STAGES + 2 + i); };
+  auto sempty = [&](int i) { return bars + 8u * unsigned(2 * STAGES + 2 + SCHED + i); };
+  volatile int* const sched_ids =
+      reinterpret_cast<volatile int*>(smem + (bars + 8u * unsigned(2 * STAGES + 2 + 2 * SCHED) - smem_addr(smem)));
 
   const long long M = args.m;
   const long long N = N_ ? N_ : args.n;
@@ -227,6 +238,11 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     }
     tma::mbar_init(turn(0), 1);
     tma::mbar_init(turn(1), 1);
+    if (DS)
+      for (int i = 0; i < SCHED; ++i) {
+        tma::mbar_init(sfull(i), 1);                         // the producer's arrival
+        tma::mbar_init(sempty(i), READERS * wg::kWarpgroup);  // every thread that reads the id
+      }
     if (CK > 1)
       for (int c = 0; c < 2; ++c) {
         tma::mbar_init(xfull(c), 1);   // rank 0's arrive.expect_tx, plus rank 1's stored bytes
@@ -252,7 +268,29 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     if (t != 0) return;
     int stage = 0;
     unsigned phase = 0;
-    for (int u = cluster; u < units; u += clusters) {
+    // DS: slot i % SCHED of the id ring gets the i-th unit this block works on (-1: none left),
+    // once its consumers have read what the slot held before.
+    auto publish = [&](int i, int id) {
+      const int slot = i % SCHED;
+      tma::mbar_wait(sempty(slot), ((unsigned(i) / SCHED) & 1u) ^ 1u);
+      sched_ids[slot] = id;
+      tma::mbar_arrive(sfull(slot));
+    };
+    // DS: args.workspace[0] counts the units handed out past the first wave, [1] the blocks done.
+    int* const sched = args.workspace;
+    int u = cluster;  // the first unit: fixed (block b takes unit b), then as the schedule says
+    for (int i = 0;; ++i) {
+      if constexpr (DS) {
+        publish(i, u < units ? u : -1);
+        if (u >= units) {
+          if (PP) publish(i + 1, -1);  // the other consumer waits on the next slot
+          break;
+        }
+      } else if (u >= units) {
+        break;
+      }
+      // DS: claim the next unit now; the atomic's round trip overlaps this unit's loads.
+      const int next = DS ? int(gridDim.x) + atomicAdd(sched, 1) : u + clusters;
       const Work w = work_of(u);
       const int tm = w.tm, tn = w.tn;
       // Box origins. With a cluster a box could lie wholly past the tensor (the rank-1 tile of
@@ -293,6 +331,17 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
           phase ^= 1u;
         }
       }
+      u = next;
+    }
+    if constexpr (DS) {
+      // The last block to finish claiming resets both counters: the workspace is zero again for
+      // the next launch (eager or graph replay), as split-K's counters are.
+      __threadfence();
+      if (atomicAdd(sched + 1, 1) == int(gridDim.x) - 1) {
+        __threadfence();
+        sched[0] = 0;
+        sched[1] = 0;
+      }
     }
     // Stay until the whole cluster is done (see the consumers' end).
     if (CLUSTERED) tma::cluster_sync();
@@ -318,11 +367,27 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     phase ^= unsigned(to / STAGES) & 1u;
     stage = to % STAGES;
   };
+  // The i-th unit of this block (units: none left). Fixed: unit cluster + i * clusters. DS: the id
+  // the producer published in slot i % SCHED, read by every thread of each consumer that works
+  // on it (ping-pong: consumer i % 2; cooperative: both).
+  auto unit_at = [&](int i) {
+    if constexpr (DS) {
+      const int slot = i % SCHED;
+      tma::mbar_wait(sfull(slot), (unsigned(i) / SCHED) & 1u);
+      const int id = sched_ids[slot];
+      tma::mbar_arrive(sempty(slot));
+      return id < 0 ? units : id;
+    } else {
+      return cluster + i * clusters;
+    }
+  };
+  // Ping-pong: consumer c works on the block's units c, c + 2, ...; the ring holds the other's
+  // K tiles in between (skip: every unit has the same K tiles where the schedule is dynamic).
   if (PP && c == 1) skip(cluster);
-  const int first = PP ? cluster + c * clusters : cluster;
-  const int step = PP ? 2 * clusters : clusters;
   unsigned turns = 0;  // ping-pong: units this consumer has started
-  for (int u = first; u < units; u += step, ++turns) {
+  for (int i = PP ? c : 0;; i += PP ? 2 : 1, ++turns) {
+    const int u = unit_at(i);
+    if (u >= units) break;
     const Work w = work_of(u);
     const int tm = w.tm, tn = w.tn;
     // Ping-pong: wait for the other consumer's last K tile of the unit before this one (consumer

@@ -96,7 +96,7 @@ TEST(WgmmaTmaSplitK, EverySplitCandidateFollowsTheRule) {
       EXPECT_TRUE(raced_at({p, twin, kHopper.arch}, 4096)) << "unsplit configs race everywhere";
     }
     EXPECT_LE(split, 16u) << p.key() << ": four shapes, at most one split per M of 64..512";
-    EXPECT_LE(unsplit, 28u) << p.key() << ": 9 plain + 6 wide + 4 narrow + 6 as 2x1 clusters + 3 deep";
+    EXPECT_LE(unsplit, 32u) << p.key() << ": 9 plain + 6 wide + 4 narrow + 6 as 2x1 clusters + 3 deep + 4 dynamic";
     EXPECT_LE(two_k_tiles, 5u) << p.key() << ": the bk-256 twins of ping-pong 64 x 48..128";
   }
   // 6144 x 4096: the 64 x 64 ping-pong tiles fill the SMs from M = 128 (192 tiles), at M = 64
@@ -132,12 +132,16 @@ TEST(WgmmaTmaSplitK, PersistentGridOverUnitsAndWorkspacePerTile) {
       EXPECT_EQ(int64_t(launch_shape(s, m, 132).grid[0]), std::min<int64_t>(n * c.split_k, 132)) << s.name();
       EXPECT_EQ(int64_t(launch_shape(s, m).grid[0]), std::min<int64_t>(n * c.split_k, 65535)) << s.name();
       // Per tile: 32 counter words (one per consumer half in use), one bm x bn int32 partial per slice.
-      const size_t want = c.split_k == 1 ? 0 : size_t(4 * n * (32 + int64_t(c.split_k) * c.bm * c.bn));
+      // The dynamic schedule: one block of 32 counter words.
+      const size_t want = c.dynamic_schedule ? 128
+                          : c.split_k == 1   ? 0
+                                             : size_t(4 * n * (32 + int64_t(c.split_k) * c.bm * c.bn));
       EXPECT_EQ(workspace_bytes(s, m), want) << s.name() << " M=" << m;
-      // The counters a launch into a caller's workspace clears: 32 words at the head of each tile.
+      // The counters a launch into a caller's workspace clears: 32 words at the head of each tile
+      // (the dynamic schedule's one block).
       const SplitKCounters sk = splitk_counters(s, m);
-      EXPECT_EQ(sk.blocks, c.split_k == 1 ? 0 : n) << s.name() << " M=" << m;
-      if (c.split_k > 1) {
+      EXPECT_EQ(sk.blocks, c.dynamic_schedule ? 1 : c.split_k == 1 ? 0 : n) << s.name() << " M=" << m;
+      if (c.split_k > 1 || c.dynamic_schedule) {
         EXPECT_EQ(sk.blocks * int64_t(sk.pitch), int64_t(want)) << s.name();
       }
     }

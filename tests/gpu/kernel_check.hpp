@@ -25,11 +25,17 @@ namespace i8g::gputest {
 // block (templates/splitk.h; wgmma_tma's cooperative halves count in words 0 and 1) must be back
 // at zero; "" when it is, or the first that is not. Tiles, not the grid (wgmma_tma's grid is
 // persistent).
+// wgmma_tma's dynamic schedule (_ds1): its one block of counters (tiles claimed, blocks done).
 inline std::string counters_left(const KernelInstance& k, int64_t m) {
   const KernelConfig& c = k.spec().config;
-  if (c.split_k == 1) return {};
+  if (c.split_k == 1 && c.dynamic_schedule == 0) return {};
   std::vector<int32_t> words(k.workspace().bytes() / 4);
   k.workspace().download(words.data(), k.workspace().bytes());
+  if (c.dynamic_schedule) {
+    for (size_t w = 0; w < words.size(); ++w)
+      if (words[w] != 0) return fmt::format("schedule counter word {} is {} after the launch", w, words[w]);
+    return {};
+  }
   const int64_t tiles = ((m + c.bm - 1) / c.bm) * ((k.spec().problem.n + c.bn - 1) / c.bn);
   const size_t block = size_t(splitk::tile_words(c.split_k, c.bm, c.bn));
   for (int64_t t = 0; t < tiles; ++t)

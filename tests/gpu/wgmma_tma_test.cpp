@@ -278,6 +278,41 @@ TEST_F(WgmmaTma, SplitKCandidatesAreExactOverTailsAndRepeatedLaunches) {
   std::printf("[ figure ] wgmma_tma split-K: %d of %d candidate launches exact\n", exact, runs);
 }
 
+// The dynamic schedule (_ds1, session 33: a block claims its next tile from a counter once its
+// first is under way): every twin over grids of 2-6 waves of tiles (the claims race between
+// blocks), one tile row, N and K tails; each launch twice (the last block resets the counters:
+// checked after each), then ten graph replays with new activations.
+TEST_F(WgmmaTma, DynamicScheduleIsExactOverManyWavesTailsAndReplays) {
+  struct Case {
+    i8gemm_problem p;
+    std::vector<int64_t> ms;
+  };
+  const Case cases[] = {
+      {make_problem(1024, 1024), {1, 6000}},  // 376 tiles of 128 x 128 at 6000 rows
+      {make_problem(1000, 4080), {77, 3000}},  // N and K tails; 192 tiles of 128 x 128
+      {make_problem(640, 512), {8191}},        // 320 tiles of 128 x 128, 384 of 64 x 256
+  };
+  int runs = 0, exact = 0;
+  std::set<std::string> shapes;
+  for (const Case& c : cases) {
+    std::vector<KernelSpec> dynamic;
+    for (const KernelSpec& spec : specs(to_gemm_problem(c.p)))
+      if (spec.config.dynamic_schedule) {
+        dynamic.push_back(spec);
+        shapes.insert(fmt::format("{}_{}x{}", spec.config.schedule, spec.config.bm, spec.config.bn));
+      }
+    check_all(c.p, dynamic, c.ms, runs, exact);
+  }
+  EXPECT_EQ(shapes.size(), 4u) << "ping-pong 128x128 and 64x256, cooperative 128x256 and 256x128";
+  std::printf("[ figure ] wgmma_tma dynamic schedule: %d of %d launches exact\n", exact, runs);
+  for (const KernelSpec& spec : specs({1024, 1024}))
+    if (spec.config.dynamic_schedule && spec.config.schedule == 2 && spec.config.bm == 128) {
+      const int replays = graph_replays_exact(spec, 6000);
+      EXPECT_EQ(replays, 10) << spec.name();
+      std::printf("[ figure ] wgmma_tma %s: %d of 10 graph replays exact\n", spec.name().c_str(), replays);
+    }
+}
+
 // The wide tiles (bn 96, 160 and 192, where the width divides N): every one over M and K tails and
 // grids with more tiles than SMs, and every epilogue option through a bn-96 and a bn-160 tile
 // (12 and 20 column groups: the epilogue's chunks are an even divisor of them, col_chunk).

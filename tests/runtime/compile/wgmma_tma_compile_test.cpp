@@ -104,6 +104,9 @@ void compile_and_check(const std::vector<KernelSpec>& specs, bool print) {
           }
           if (spec.config.split_k > 1) {
             EXPECT_GT(sass_count(r, "ATOMG"), 0) << spec.name() << " has no split-K arrival counter";
+          } else if (spec.config.dynamic_schedule) {
+            // The claim of the next tile and the count of blocks done.
+            EXPECT_EQ(sass_count(r, "ATOMG"), 2) << spec.name() << ": the dynamic schedule's two counters";
           } else {
             EXPECT_EQ(sass_count(r, "ATOMG"), 0) << spec.name() << ": unsplit kernels keep no counter";
           }
@@ -168,6 +171,19 @@ TEST(WgmmaTma, SplitKCandidatesCompileCleanlyForBothSchedules) {
       if (done.insert(s.config.schedule).second) specs.push_back(s);
     EXPECT_EQ(done.size(), 2u) << p.key();
   }
+  compile_and_check(specs, true);
+}
+
+// The dynamic-schedule twins (_ds1: each block claims its next tile from a counter) of the four
+// large tiles: 4096 x 4096's, then over N and K tails with the heaviest epilogue operands.
+TEST(WgmmaTma, DynamicScheduleTwinsCompileCleanly) {
+  std::vector<KernelSpec> specs;
+  const GemmProblem heavy{1000, 4080, WeightLayout::nk, ActScale::per_token, WeightScale::per_channel, OutType::f32,
+                          true, true};
+  for (const GemmProblem& p : {GemmProblem{4096, 4096}, heavy})
+    for (const KernelSpec& s : tma_candidates(p))
+      if (s.config.dynamic_schedule) specs.push_back(s);
+  ASSERT_EQ(specs.size(), 8u) << "ping-pong 128x128 and 64x256, cooperative 128x256 and 256x128, of each";
   compile_and_check(specs, true);
 }
 
