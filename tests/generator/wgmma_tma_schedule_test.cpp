@@ -32,9 +32,10 @@ int64_t tiles(const GemmProblem& p, const KernelConfig& c, int64_t m) {
 
 }  // namespace
 
-// The large-M tiles (ping-pong 128x128 and 64x256, cooperative 128x256 and 256x128), unclustered
-// with register stores, each with its plain ring (or as many stages as fit beside the id ring),
-// raced only where their tiles outnumber the SMs.
+// The large cooperative tiles (128x256 and 256x128), unclustered with register stores, each with
+// its plain ring (or as many stages as fit beside the id ring), raced only where their tiles
+// outnumber the SMs. Not the ping-pong tiles: 128x128's twin ran 1.09-1.30x its static time on
+// the H100 (session 33).
 TEST(WgmmaTmaSchedule, TwinsOfTheFourLargeTilesRacedPastOneWave) {
   for (const GemmProblem& p : {GemmProblem{4096, 4096}, GemmProblem{28672, 4096}, GemmProblem{1000, 4080}}) {
     const std::vector<KernelConfig> all = candidates(p, kHopper);
@@ -63,12 +64,12 @@ TEST(WgmmaTmaSchedule, TwinsOfTheFourLargeTilesRacedPastOneWave) {
       for (int64_t m : {1, 128, 1024, 4096, 16384})
         EXPECT_EQ(raced_at(s, m), tiles(p, c, m) > kHopper.sm_count) << s.name() << " M=" << m;
     }
-    EXPECT_EQ(got, (std::set<std::string>{"sc2_128x128", "sc2_64x256", "sc1_128x256", "sc1_256x128"})) << p.key();
+    EXPECT_EQ(got, (std::set<std::string>{"sc1_128x256", "sc1_256x128"})) << p.key();
   }
-  // N = 100: bn 256 is past the padded N (128), so only the two 128-wide tiles.
+  // N = 100: bn 256 is past the padded N (128), so only the 128-wide tile.
   std::set<std::string> got;
   for (const KernelConfig& c : dynamic_of({100, 4096})) got.insert(shape(c));
-  EXPECT_EQ(got, (std::set<std::string>{"sc2_128x128", "sc1_256x128"}));
+  EXPECT_EQ(got, (std::set<std::string>{"sc1_256x128"}));
 }
 
 TEST(WgmmaTmaSchedule, RefusedWithClustersSplitsPairsOrAPackedWeight) {
