@@ -380,7 +380,7 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   // tiles long before others. A block that claims its next tile from a counter takes more where
   // it runs faster. Measured (H100, session 33 call 8, M = 1024 and 4096 on 4096 x 2048,
   // 4096 x 4096, 6144 x 4096, 28672 x 4096): exact; cooperative 256x128's twin 0.96-1.08x its
-  // static time (won 28672 x 4096 M = 1024 by 2%), ping-pong 128x128's 1.09-1.30x (not offered:
+  // static time (won 28672 x 4096 M = 1024 by 2%), ping-pong 128x128's 1.06-1.30x (not offered:
   // why its ping-pong is slower is not yet measured).
   for (size_t i = 0; i < plain; ++i) {
     const KernelConfig& o = out[i];

@@ -34,7 +34,7 @@ int64_t tiles(const GemmProblem& p, const KernelConfig& c, int64_t m) {
 
 // The large cooperative tiles (128x256 and 256x128), unclustered with register stores, each with
 // its plain ring (or as many stages as fit beside the id ring), raced only where their tiles
-// outnumber the SMs. Not the ping-pong tiles: 128x128's twin ran 1.09-1.30x its static time on
+// outnumber the SMs. Not the ping-pong tiles: 128x128's twin ran 1.06-1.30x its static time on
 // the H100 (session 33).
 TEST(WgmmaTmaSchedule, TwinsOfTheFourLargeTilesRacedPastOneWave) {
   for (const GemmProblem& p : {GemmProblem{4096, 4096}, GemmProblem{28672, 4096}, GemmProblem{1000, 4080}}) {
