@@ -316,9 +316,10 @@ bool store_offered(const GemmProblem& p, const KernelConfig& c, const Target& t)
 // tile (deep_shape) and of each 64-row ping-pong tile of 48, 64 or 80 columns as a 2x1 cluster
 // (cluster_deep_shape), the staged-store twins of two ping-pong tiles and their cm2 variants, and
 // where K is short of the other ping-pong tiles of whole panels (store_offered; 2-byte outputs
-// only; where K is long behind the experimental flag), the bk-256 twins of the ping-pong 64-row
-// tiles up to 128 columns (two K tiles a stage), split-K variants of four of them, at most 4
-// each (split_variants), and where K is long the four's K pairs (pair_variants), last.
+// only; where K is long behind the experimental flag), the dynamic-schedule twins of the large
+// cooperative tiles, the bk-256 twins of the ping-pong 64-row tiles up to 128 columns (two K
+// tiles a stage), split-K variants of four of them, at most 4 each (split_variants), and where
+// K is long the four's K pairs (pair_variants), last.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;
