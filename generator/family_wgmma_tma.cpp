@@ -300,6 +300,13 @@ bool cluster_deep_shape(const KernelConfig& c) {
 // against 19.75 for the best register-store tile (16.28 as i8gemm_rt against cuBLASLt fp8's
 // 16.76; 0.84x that peer in session 32), and a staged twin was within 1% of the winner at M = 1024.
 constexpr int64_t kShortStoreKTiles = 8;
+// c's staged twin: the same tile with as many of c's stages as fit beside the buffers.
+KernelConfig staged_twin(const KernelConfig& c, const Target& t) {
+  KernelConfig ec = c;
+  ec.epilogue_store = 1;
+  ec.stages = std::min(c.stages, fitting_stages(ec, t));
+  return ec;
+}
 bool store_offered(const GemmProblem& p, const KernelConfig& c, const Target& t) {
   if (c.schedule != kPingPong || c.split_k != 1 || c.cluster_k != 1 || c.stages > kPlainStages) return false;
   const bool short_k = k_tiles(p) <= kShortStoreKTiles;
@@ -352,9 +359,7 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   const size_t clustered = out.size();
   for (size_t i = 0; i < clustered; ++i) {
     if (!store_offered(p, out[i], t)) continue;
-    KernelConfig ec = out[i];
-    ec.epilogue_store = 1;
-    ec.stages = std::min(ec.stages, fitting_stages(ec, t));
+    const KernelConfig ec = staged_twin(out[i], t);
     if (invalid_reason(p, ec, t).empty()) out.push_back(ec);
   }
   for (size_t i = 0; i < plain; ++i)
@@ -505,10 +510,7 @@ bool staged_default(const GemmProblem& p, const KernelConfig& c, const Target& t
   KernelConfig plain = c;
   plain.epilogue_store = 0;
   if (c.epilogue_store == 0 && !store_offered(p, plain, t)) return false;
-  KernelConfig staged = plain;
-  staged.epilogue_store = 1;
-  staged.stages = std::min(plain.stages, fitting_stages(staged, t));
-  return invalid_reason(p, staged, t).empty();
+  return invalid_reason(p, staged_twin(plain, t), t).empty();
 }
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
   constexpr int64_t kMinUntunedRows = 17;
