@@ -43,6 +43,10 @@ struct Target {
   // races them (the tuner packs its weights for them) but never stores one as a winner: serving
   // cannot hand a kernel a packed weight yet. Not part of any cache key.
   bool experimental_packed_weight = false;
+  // Offer wgmma_tma's tile-order twins of the large-M tiles: other raster groups, L2 eviction
+  // hints on the operand loads, the ping-pong dynamic schedule (generator/family_wgmma_tma.cpp).
+  // Off by default; `i8gemm tune --experimental-tile-order` sets it. Not part of any cache key.
+  bool experimental_tile_order = false;
 
   // Facts for the named arch (hardware limits from the CUDA programming guide, the AMD CDNA
   // ISA guides and LLVM's AMDGPU target description); throws Error

@@ -55,6 +55,8 @@ const std::vector<ConfigFieldInfo>& config_fields() {
       {ConfigField::epilogue_store, "es", "epilogue_store", &KernelConfig::epilogue_store, 1},
       {ConfigField::packed_weight, "pw", "packed_weight", &KernelConfig::packed_weight, 1},
       {ConfigField::dynamic_schedule, "ds", "dynamic_schedule", &KernelConfig::dynamic_schedule, 1},
+      {ConfigField::raster_group, "rg", "raster_group", &KernelConfig::raster_group, 2},
+      {ConfigField::l2_hint, "lh", "l2_hint", &KernelConfig::l2_hint, 1},
   };
   return fields;
 }

@@ -15,7 +15,7 @@ namespace i8g {
 // A KernelConfig field that a family may list in its kernel names (bm, bn and bk always are).
 enum class ConfigField {
   thread_m, thread_n, warps_m, warps_n, instr, warpgroups, stages, split_k, vec, schedule, cluster_m,
-  warps_k, cluster_k, epilogue_store, packed_weight, dynamic_schedule
+  warps_k, cluster_k, epilogue_store, packed_weight, dynamic_schedule, raster_group, l2_hint
 };
 
 struct ConfigFieldInfo {

@@ -83,6 +83,22 @@ std::string store_invalid_reason(const GemmProblem& p, const KernelConfig& c) {
   return {};
 }
 
+// The tile-order fields: raster_group 0 (the family's kGroupM), 1, 2, 4 or 16 tile rows or columns
+// walked together (8 is spelled 0: one kernel, one name); l2_hint bits 0 (x loads evict_last) and
+// 1 (w loads evict_first), on the unclustered tiles only (a multicast load takes no hint here).
+std::string order_invalid_reason(const KernelConfig& c) {
+  const int g = c.raster_group;
+  if (g != 0 && g != 1 && g != 2 && g != 4 && g != 16)
+    return fmt::format("raster_group={} (need 0: the family's {}, or 1, 2, 4, 16)", g, kGroupM);
+  if (c.l2_hint < 0 || c.l2_hint > 3)
+    return fmt::format("l2_hint={} (need 0 to 3: bit 0 x evict_last, bit 1 w evict_first)", c.l2_hint);
+  if (c.l2_hint != 0 && (c.cluster_m != 1 || c.cluster_k != 1 || c.packed_weight != 0))
+    return fmt::format("l2_hint with cluster_m={}, cluster_k={}, packed_weight={}: the hints are for the tensor-map "
+                       "loads of unclustered tiles",
+                       c.cluster_m, c.cluster_k, c.packed_weight);
+  return {};
+}
+
 std::string unsupported(const GemmProblem& p, const Target& t) {
   if (t.arch != "sm_90a") return fmt::format("wgmma_tma needs sm_90a (the arch-specific Hopper target), not {}", t.arch);
   if (p.layout != WeightLayout::nk)
@@ -119,6 +135,7 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
     return fmt::format("dynamic_schedule with cluster_m={}, cluster_k={}, split_k={}, packed_weight={}: the dynamic "
                        "schedule is for unclustered, unsplit tiles of the plain weight",
                        c.cluster_m, c.cluster_k, c.split_k, c.packed_weight);
+  if (std::string why = order_invalid_reason(c); !why.empty()) return why;
   if (c.schedule != kCooperative && c.schedule != kPingPong)
     return fmt::format("schedule={} (need {} cooperative or {} ping-pong)", c.schedule, kCooperative, kPingPong);
   if (c.schedule == kCooperative && c.bm != 128 && c.bm != 256)
@@ -208,7 +225,8 @@ bool pair_fills(const GemmProblem& p, const KernelConfig& c, const Target& t, in
 bool races_at(const KernelSpec& spec, int64_t m) {
   const KernelConfig& c = spec.config;
   const Target t = Target::from_arch(spec.arch);
-  if (c.dynamic_schedule) return tiles(spec.problem, c, m) > t.sm_count;  // one wave: nothing to balance
+  // One wave: nothing to balance, and every tile's operands are in flight at once.
+  if (c.dynamic_schedule || c.raster_group != 0 || c.l2_hint != 0) return tiles(spec.problem, c, m) > t.sm_count;
   if (c.split_k == 1 && c.cluster_k == 1) return true;
   return c.split_k > 1 ? split_fills(spec.problem, c, t, m) : pair_fills(spec.problem, c, t, m);
 }
@@ -326,7 +344,51 @@ bool store_offered(const GemmProblem& p, const KernelConfig& c, const Target& t)
 // only; where K is long behind the experimental flag), the dynamic-schedule twins of the large
 // cooperative tiles, the bk-256 twins of the ping-pong 64-row tiles up to 128 columns (two K
 // tiles a stage), split-K variants of four of them, at most 4 each (split_variants), and where
-// K is long the four's K pairs (pair_variants), last.
+// K is long the four's K pairs (pair_variants), last; with the experimental flag the tile-order
+// twins (order_twins) after the dynamic-schedule twins.
+// The tile-order twins (Target::experimental_tile_order) of the large-M tiles: ping-pong 128x128
+// (and its cm2), cooperative 256x128 and 128x256. Why: on the H100 (session 33) our ping-pong
+// 128x128 read 203 MB from DRAM at 28672 x 4096 M = 1024 against CUTLASS's 123 MB (a 117 MB
+// weight), and ran 4096 x 4096 M = 4096 in 94-99 us with most operand allocations and 111-114
+// with some, where CUTLASS (the same tile, cluster 2x1, its raster along the longer side) ran
+// 92-97 with all. Twins: raster groups of 1 (CUTLASS's order: every tile of a column, or row,
+// before the next) and 16 (_rg1, _rg16); x loads kept in L2 (evict_last), w loads evicted first,
+// or both (_lh1, _lh2, _lh3; unclustered only); and the ping-pong 128x128's dynamic schedule
+// (_ds1, 1.06-1.30x its static time in session 33 call 8, offered here to study the slow mode).
+// Raced only where tiles outnumber the SMs (races_at). Not yet run on a GPU.
+bool order_shape(const KernelConfig& c) {
+  const bool pp = c.schedule == kPingPong && c.bm == 128 && c.bn == 128;
+  const bool co = c.schedule == kCooperative && ((c.bm == 256 && c.bn == 128) || (c.bm == 128 && c.bn == 256));
+  return (pp || co) && c.bk == kRowBytes && c.split_k == 1 && c.cluster_k == 1 && c.epilogue_store == 0 &&
+         c.packed_weight == 0 && c.dynamic_schedule == 0 && c.raster_group == 0 && c.l2_hint == 0;
+}
+std::vector<KernelConfig> order_twins(const GemmProblem& p, const std::vector<KernelConfig>& from, const Target& t) {
+  std::vector<KernelConfig> out;
+  auto offer = [&](KernelConfig c) {
+    if (invalid_reason(p, c, t).empty() && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  };
+  for (const KernelConfig& o : from) {
+    if (!order_shape(o)) continue;
+    for (int g : {1, 16}) {
+      KernelConfig c = o;
+      c.raster_group = g;
+      offer(c);
+    }
+    for (int h : {1, 2, 3}) {
+      KernelConfig c = o;
+      c.l2_hint = h;
+      offer(c);
+    }
+    if (o.schedule == kPingPong && o.cluster_m == 1) {
+      KernelConfig c = o;
+      c.dynamic_schedule = 1;
+      c.stages = std::min(c.stages, fitting_stages(c, t));
+      offer(c);
+    }
+  }
+  return out;
+}
+
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;
@@ -397,6 +459,9 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
     dc.stages = std::min(dc.stages, fitting_stages(dc, t));
     if (invalid_reason(p, dc, t).empty()) out.push_back(dc);
   }
+  if (t.experimental_tile_order)
+    for (const KernelConfig& oc : order_twins(p, std::vector<KernelConfig>(out.begin(), out.begin() + clustered), t))
+      out.push_back(oc);
   // Two K tiles per stage (bk 256, KP = 2 in the template) for the ping-pong tiles of 64 rows up
   // to 128 columns, the small-M tiles, with as deep a ring as fits (about half a deep ring's
   // stages). On the H200 (session 27, docs/wgmma_tma.md) their twins were 0.94-1.00x the bk-128
@@ -517,7 +582,8 @@ bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target& t
   const int untuned_bk = untuned_twin_tile(c) && p.k >= kTwinMinK ? 2 * kRowBytes : kRowBytes;
   return m >= kMinUntunedRows && p.k >= kRowBytes && c.bk == untuned_bk && untuned_tile(c) != nullptr && c.split_k == 1 &&
          c.cluster_m == 1 && c.cluster_k == 1 && c.epilogue_store == (staged_default(p, c, t, m) ? 1 : 0) &&
-         c.packed_weight == 0 && c.dynamic_schedule == 0 && tiles(p, c, m) < (int64_t(1) << 30);
+         c.packed_weight == 0 && c.dynamic_schedule == 0 && c.raster_group == 0 && c.l2_hint == 0 &&
+         tiles(p, c, m) < (int64_t(1) << 30);
 }
 
 // Ranks the untuned default's tiles: waves of tiles over the SMs (a block's tiles run one after
@@ -534,10 +600,10 @@ double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_
 
 std::vector<TemplateArg> template_args(const KernelSpec& s) {
   const KernelConfig& c = s.config;
-  std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", kGroupM},
+  std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", c.raster_group ? c.raster_group : kGroupM},
                                 {"PP", c.schedule == kPingPong ? 1 : 0}, {"CM", c.cluster_m}, {"CK", c.cluster_k},
                                 {"SPLIT_K", c.split_k}, {"ES", c.epilogue_store}, {"KP", c.bk / kRowBytes},
-                                {"PW", c.packed_weight}, {"DS", c.dynamic_schedule}};
+                                {"PW", c.packed_weight}, {"DS", c.dynamic_schedule}, {"L2H", c.l2_hint}};
   for (const TemplateArg& x : problem_template_args(s.problem, false)) a.push_back(x);
   return a;
 }
@@ -584,10 +650,11 @@ const FamilyInfo& wgmma_tma_family() {
     f.tma_operands = true;
     f.name_fields = {ConfigField::warpgroups, ConfigField::stages, ConfigField::schedule, ConfigField::split_k};
     f.splits_k = true;
-    // "_cm2", "_ck2", "_es1", "_pw1", "_ds1"; no cluster, no staged store, the plain weight and
+    // "_cm2", "_ck2", "_es1", "_pw1", "_ds1", "_rg1", "_lh3"; no cluster, no staged store, the plain weight and
     // the fixed schedule leave the names as they were
     f.optional_name_fields = {ConfigField::cluster_m, ConfigField::cluster_k, ConfigField::epilogue_store,
-                              ConfigField::packed_weight, ConfigField::dynamic_schedule};
+                              ConfigField::packed_weight, ConfigField::dynamic_schedule, ConfigField::raster_group,
+                              ConfigField::l2_hint};
     f.untuned_rank = 3;  // above mma_sync, where serves_untuned accepts (sm_90a, M >= 17)
     f.serves_untuned = serves_untuned;
     f.races_at = races_at;

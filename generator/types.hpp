@@ -83,6 +83,12 @@ struct KernelConfig {
                                       // an atomic counter (a block that runs fast takes more)
                                       // instead of the fixed share b, b + grid, ...; names carry
                                       // it only where it is 1
+  int raster_group = 0;               // wgmma_tma: tile rows (or columns, where M < N) walked
+                                      // together before the next group (L2 reuse); 0 the
+                                      // family's 8; names carry it only where it is not 0
+  int l2_hint = 0;                    // wgmma_tma: L2 eviction hints on the operand loads, bit 0
+                                      // x evict_last, bit 1 w evict_first; names carry it only
+                                      // where it is not 0
 
   int threads() const;
   int static_smem_bytes() const;  // shared memory the template declares for this tile

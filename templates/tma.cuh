@@ -127,6 +127,25 @@ __device__ __forceinline__ void load_box(unsigned dst, const Desc* map, unsigned
       : "memory");
 }
 
+// An L2 eviction policy for the cache-hinted copies: 1 evict_first, 2 evict_last (fraction 1).
+__device__ __forceinline__ unsigned long long l2_policy(int kind) {
+  unsigned long long p;
+  if (kind == 1)
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
+  else
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(p));
+  return p;
+}
+// load_box with an L2 eviction policy (l2_policy) for the lines it reads.
+__device__ __forceinline__ void load_box_hint(unsigned dst, const Desc* map, unsigned bar, int inner, int outer,
+                                              unsigned long long policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, "
+      "%4}], [%2], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(inner), "r"(outer), "l"(policy)
+      : "memory");
+}
+
 // `bytes` contiguous bytes (a multiple of 16, both addresses 16-byte aligned) from global `src`
 // into shared memory at `dst`, counted on `bar`: a plain bulk copy, no tensor map, no swizzle.
 __device__ __forceinline__ void bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {

@@ -93,7 +93,7 @@ __device__ __forceinline__ Unit unit_of(int u, int ktiles) {
 }  // namespace tma
 
 template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int CK, int SPLIT_K, int ES, int KP, int PW, int DS,
-          long long N_,
+          int L2H, long long N_,
           long long K_, int ACT, int WSC, int OUT, int BIAS, int ASYM>
 __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     wgmma_tma_kernel(const __grid_constant__ I8gArgs args, const __grid_constant__ tma::Desc xmap,
@@ -125,6 +125,8 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   static_assert(DS == 0 || (DS == 1 && CM == 1 && CK == 1 && SPLIT_K == 1 && PW == 0),
                 "DS: the dynamic schedule is for unclustered, unsplit tiles of the plain weight");
   static_assert(KP == 1 || KP == 2, "KP: one or two K tiles per stage");
+  static_assert(L2H >= 0 && L2H <= 3 && (L2H == 0 || (CM == 1 && PW == 0)),
+                "L2H: bit 0 x evict_last, bit 1 w evict_first; tensor-map loads of unclustered tiles only");
   static_assert(CM == 1 || CM == 2, "CM: 1 no cluster, 2 a cluster of two blocks along M");
   static_assert(RM == 64 || RM == 128, "64 or 128 rows per consumer warpgroup");
   static_assert(BN == 48 || BN == 64 || BN == 80 || BN == 96 || BN == 128 || BN == 160 || BN == 192 || BN == 256,
@@ -266,6 +268,10 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   if (role == 0) {
     tma::lower_registers<40>();
     if (t != 0) return;
+    // L2H: the L2 eviction policies of the operand loads (x kept: it is read once per tile column;
+    // w first out: each w tile's readers run in the same wave).
+    const unsigned long long xpol = (L2H & 1) ? tma::l2_policy(2) : 0ull;
+    const unsigned long long wpol = (L2H & 2) ? tma::l2_policy(1) : 0ull;
     int stage = 0;
     unsigned phase = 0;
     // DS: slot i % SCHED of the id ring gets the i-th unit this block works on (-1: none left),
@@ -314,12 +320,17 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
 #pragma unroll
         for (int j = 0; j < KP; ++j) {
           if (j >= subs) break;
-          tma::load_box(sbase + unsigned(j * X_STEP), &xmap, full(stage), (kt + j) * BK, x_row);
+          if constexpr ((L2H & 1) != 0)
+            tma::load_box_hint(sbase + unsigned(j * X_STEP), &xmap, full(stage), (kt + j) * BK, x_row, xpol);
+          else
+            tma::load_box(sbase + unsigned(j * X_STEP), &xmap, full(stage), (kt + j) * BK, x_row);
           if (PW) continue;  // the w tiles: one copy below
           const unsigned wdst = sbase + unsigned(W_BASE + j * W_STEP);
           if (CM > 1)
             tma::load_box_multicast(wdst + rank * W_BOX_BYTES, &wmap, full(stage), (kt + j) * BK, w_row,
                                     (unsigned short)((1u << CM) - 1u));
+          else if constexpr ((L2H & 2) != 0)
+            tma::load_box_hint(wdst, &wmap, full(stage), (kt + j) * BK, w_row, wpol);
           else
             tma::load_box(wdst, &wmap, full(stage), (kt + j) * BK, w_row);
         }

@@ -32,7 +32,8 @@ struct TuneFlags {
   ShapeFlags shapes;
   ProblemFlags problem;
   bool compile_only = false;
-  bool experimental_wgmma = false, experimental_staged_store = false, experimental_packed_weight = false, resume = false;
+  bool experimental_wgmma = false, experimental_staged_store = false, experimental_packed_weight = false,
+       experimental_tile_order = false, resume = false;
   std::string arch, cache, filter, m = "1,16,256,4096", shard, devices;
   std::vector<std::string> argv;  // the whole command line (--devices starts one job per device with it)
   int jobs = 0, device = 0, samples = 50;
@@ -42,6 +43,7 @@ struct TuneFlags {
     t.experimental_wgmma = experimental_wgmma;
     t.experimental_staged_store = experimental_staged_store;
     t.experimental_packed_weight = experimental_packed_weight;
+    t.experimental_tile_order = experimental_tile_order;
     return t;
   }
 };
@@ -106,6 +108,7 @@ void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<Name
   to.experimental_wgmma = o.experimental_wgmma;
   to.experimental_staged_store = o.experimental_staged_store;
   to.experimental_packed_weight = o.experimental_packed_weight;
+  to.experimental_tile_order = o.experimental_tile_order;
   to.resume = o.resume;
   to.plan.samples = o.samples;
   to.prune_factor = o.prune_factor;
@@ -360,6 +363,10 @@ void setup_tune(CLI::App& app, const std::vector<std::string>& argv) {
                 "also race wgmma_tma's packed-weight twins (_pw1: the weight pre-packed once, a tile's rows of a "
                 "ring stage one bulk copy; sm_90a; each verified bit-exact on its pack of the same weights before timed); they "
                 "appear in `inspect race` and are never stored as winners: serving passes the plain weight");
+  cmd->add_flag("--experimental-tile-order", opts->experimental_tile_order,
+                "also race wgmma_tma's tile-order twins of the large-M tiles where their tiles outnumber the SMs "
+                "(_rg1/_rg16: other raster groups; _lh1/_lh2/_lh3: L2 eviction hints, x evict_last and/or w "
+                "evict_first; the ping-pong 128x128 dynamic schedule, _ds1; sm_90a; verified bit-exact before timed)");
   cmd->add_option("--arch", opts->arch, "target arch, e.g. sm_90a, sm_80 (default: the GPU's)");
   add_cache_option(*cmd, opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   cmd->add_option("--filter", opts->filter, "only kernels whose name matches this regex");

@@ -87,6 +87,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
   t.experimental_wgmma = opt.experimental_wgmma;  // changes the candidates, not any cache key
   t.experimental_staged_store = opt.experimental_staged_store;
   t.experimental_packed_weight = opt.experimental_packed_weight;
+  t.experimental_tile_order = opt.experimental_tile_order;
   const std::unique_ptr<Compiler> compiler = make_compiler(t);
   std::vector<BucketResult> results;
   std::vector<int64_t> ms;

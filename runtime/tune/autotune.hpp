@@ -35,6 +35,7 @@ struct TuneOptions {
   // Also race wgmma_tma's packed-weight twins (Target's flag), each timed and verified on its
   // pack of the same weights; never stored as a winner (policy.hpp, servable).
   bool experimental_packed_weight = false;
+  bool experimental_tile_order = false;  // also race wgmma_tma's tile-order twins (Target's flag)
   // Skip the M buckets whose winner the cache already holds for this device, compiler and
   // generator (an interrupted tune carries on where it stopped); their results carry `stored`.
   bool resume = false;

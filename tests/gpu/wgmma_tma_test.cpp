@@ -313,6 +313,46 @@ TEST_F(WgmmaTma, DynamicScheduleIsExactOverManyWavesTailsAndReplays) {
     }
 }
 
+// The tile-order twins (tune --experimental-tile-order; session 34, not yet run on a GPU when
+// written): raster groups 1 and 16, the L2 hints and the ping-pong dynamic schedule, over grids
+// of more tiles than SMs along both raster directions (M > N: tile rows grouped; M < N: tile
+// columns), N and K tails; then ten graph replays of the ping-pong dynamic twin and of a hinted
+// one.
+TEST_F(WgmmaTma, TileOrderTwinsAreExactOverTailsAndReplays) {
+  target_.experimental_tile_order = true;
+  auto twin = [](const KernelConfig& c) {
+    return c.raster_group != 0 || c.l2_hint != 0 || (c.dynamic_schedule && c.schedule == 2);
+  };
+  struct Case {
+    i8gemm_problem p;
+    std::vector<int64_t> ms;
+  };
+  const Case cases[] = {
+      {make_problem(1000, 4080), {77, 3000}},  // N and K tails; 3000 rows: 192 tiles of 128 x 128
+      {make_problem(2048, 512), {1500}},       // M < N: 192 tiles of 128 x 128, grouped by column
+  };
+  int runs = 0, exact = 0;
+  std::set<std::string> seen;
+  for (const Case& c : cases) {
+    std::vector<KernelSpec> twins;
+    for (const KernelSpec& spec : specs(to_gemm_problem(c.p)))
+      if (twin(spec.config)) {
+        twins.push_back(spec);
+        seen.insert(spec.name().substr(spec.name().find("_bm")));
+      }
+    check_all(c.p, twins, c.ms, runs, exact);
+  }
+  EXPECT_GE(seen.size(), 20u) << "the twins of ping-pong 128x128 (and cm2), cooperative 256x128 (and cm2), 128x256";
+  std::printf("[ figure ] wgmma_tma tile-order twins: %d of %d launches exact\n", exact, runs);
+  for (const KernelSpec& spec : specs({1024, 1024}))
+    if (spec.config.schedule == 2 && spec.config.bm == 128 && spec.config.bn == 128 &&
+        (spec.config.dynamic_schedule || spec.config.l2_hint == 3)) {
+      const int replays = graph_replays_exact(spec, 6000);
+      EXPECT_EQ(replays, 10) << spec.name();
+      std::printf("[ figure ] wgmma_tma %s: %d of 10 graph replays exact\n", spec.name().c_str(), replays);
+    }
+}
+
 // The wide tiles (bn 96, 160 and 192, where the width divides N): every one over M and K tails and
 // grids with more tiles than SMs, and every epilogue option through a bn-96 and a bn-160 tile
 // (12 and 20 column groups: the epilogue's chunks are an even divisor of them, col_chunk).

@@ -39,6 +39,16 @@ int text_count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// SASS lines of TMA loads with a cache-policy operand (an L2 eviction hint).
+int hinted_tma_loads(const std::string& sass) {
+  int n = 0;
+  for (size_t at = sass.find("UTMALDG"); at != std::string::npos; at = sass.find("UTMALDG", at + 7)) {
+    const size_t end = sass.find('\n', at);
+    if (sass.substr(at, end == std::string::npos ? std::string::npos : end - at).find("desc[") != std::string::npos) ++n;
+  }
+  return n;
+}
+
 // The family's candidates for p, unsplit ones or split-K ones.
 std::vector<KernelSpec> tma_candidates(const GemmProblem& p, bool split = false) {
   std::vector<KernelSpec> specs;
@@ -101,6 +111,17 @@ void compile_and_check(const std::vector<KernelSpec>& specs, bool print) {
             EXPECT_GT(sass_count(r, "UTMALDG"), 0) << spec.name() << " has no TMA load for x";
           } else {
             EXPECT_EQ(sass_count(r, "UBLKCP"), 0) << spec.name();
+          }
+          // L2 eviction hints (l2_hint): the hinted TMA loads carry a cache-policy operand
+          // ("desc[UR..]"), on x's loads, w's or both; no other kernel has one.
+          const int hinted = hinted_tma_loads(r.sass), loads = sass_count(r, "UTMALDG");
+          if (spec.config.l2_hint == 3) {
+            EXPECT_EQ(hinted, loads) << spec.name() << ": every TMA load hinted";
+          } else if (spec.config.l2_hint != 0) {
+            EXPECT_GT(hinted, 0) << spec.name() << " has no hinted TMA load";
+            EXPECT_LT(hinted, loads) << spec.name() << ": one operand's loads hinted, not both";
+          } else {
+            EXPECT_EQ(hinted, 0) << spec.name() << " hints a TMA load";
           }
           if (spec.config.split_k > 1) {
             EXPECT_GT(sass_count(r, "ATOMG"), 0) << spec.name() << " has no split-K arrival counter";
@@ -185,6 +206,25 @@ TEST(WgmmaTma, DynamicScheduleTwinsCompileCleanly) {
     for (const KernelSpec& s : tma_candidates(p))
       if (s.config.dynamic_schedule) specs.push_back(s);
   ASSERT_EQ(specs.size(), 4u) << "cooperative 128x256 and 256x128 of each";
+  compile_and_check(specs, true);
+}
+
+// The tile-order twins (tune --experimental-tile-order) of 4096 x 4096: raster groups 1 and 16,
+// the L2 hints, the ping-pong dynamic schedule; then ping-pong 128x128's over N and K tails with
+// the heaviest epilogue operands.
+TEST(WgmmaTma, TileOrderTwinsCompileCleanly) {
+  Target t = hopper();
+  t.experimental_tile_order = true;
+  const GemmProblem heavy{1000, 4080, WeightLayout::nk, ActScale::per_token, WeightScale::per_channel, OutType::f32,
+                          true, true};
+  std::vector<KernelSpec> specs;
+  for (const GemmProblem& p : {GemmProblem{4096, 4096}, heavy})
+    for (const KernelConfig& c : candidates(p, t)) {
+      const bool twin = c.raster_group != 0 || c.l2_hint != 0 || (c.dynamic_schedule && c.schedule == 2);
+      if (c.family == Family::wgmma_tma && twin && (p.n == 4096 || (c.schedule == 2 && c.cluster_m == 1)))
+        specs.push_back({p, c, "sm_90a"});
+    }
+  EXPECT_EQ(specs.size(), 26u) << "20 of 4096 x 4096, ping-pong 128x128's 6 over the tails";
   compile_and_check(specs, true);
 }
 
