@@ -343,6 +343,54 @@ def targets_lines(table, ours=OURS):
     return lines + [""]
 
 
+def floor_us(cells, ceiling_opc, sm_count):
+    """The least time any kernel could take at this point, under the two ceilings of this run: the
+    read ceiling's time for the same weight bytes, and 2MNK at the wgmma ceiling's work per clock
+    and SM on every SM at the highest SM clock any contender held here. None without both."""
+    read = time_us(cells.get("read_ceiling") or {})
+    clocks = [r["sm_mhz"] for r in cells.values() if time_us(r) and r.get("sm_mhz") and r.get("verified") is not False]
+    if not read or not ceiling_opc or not clocks:
+        return None
+    some = next(iter(cells.values()))
+    compute = ops(some) / (ceiling_opc * sm_count * max(clocks) * 1e6) * 1e6
+    return max(read, compute)
+
+
+def headroom_lines(table, ceilings, sm_count):
+    """Markdown: per point, best peer time / floor_us — the ratio a kernel at both ceilings would
+    reach; the issues' windows ask for ratios this large or less, so this is what they allow."""
+    ceiling_opc = wgmma_ops_per_clock(ceilings, sm_count)
+    bound = {}
+    for key, by_m in table.items():
+        for m, cells in by_m.items():
+            _, peer_t = best_peer(cells)
+            floor = floor_us(cells, ceiling_opc, sm_count)
+            if peer_t and floor:
+                bound[(key, m)] = peer_t / floor
+    if not bound:
+        return []
+    ms = sorted({m for _, m in bound})
+    lines = ["## What the ceilings allow", "",
+             "Best peer time / the least time the run's two ceilings allow (the read ceiling for the same "
+             "weight bytes, or 2MNK at the wgmma ceiling's ops/clock/SM on every SM at the highest SM clock "
+             "any contender held at that point, whichever is longer): the ratio a kernel at both ceilings "
+             "would reach: no kernel's ratio at that point can pass it, so a window's mean target above the "
+             "mean of these bounds cannot be met.", "",
+             "| shape | " + " | ".join(f"M = {m}" for m in ms) + " |", "|---|" + "---|" * len(ms)]
+    for key in sorted(table):
+        lines.append(f"| {label(key)} | " + " | ".join(f"{bound[(key, m)]:.2f}" if (key, m) in bound else "—"
+                                                      for m in ms) + " |")
+    lines.append("")
+    for what, lo, hi, target in ((f"{MID_M[0]} ≤ M ≤ {MID_M[1]}", MID_M[0], MID_M[1], MID_M[2]),
+                                 (f"M ≥ {LARGE_M[0]}", LARGE_M[0], None, LARGE_M[1])):
+        rs = [r for (_, m), r in bound.items() if m >= lo and (hi is None or m <= hi)]
+        if rs:
+            below = sum(r < target for r in rs)
+            lines.append(f"- {what}: {len(rs)} points, geometric mean of the bound {geomean(rs):.2f}x (target "
+                         f"{target:.2f}x), lowest {min(rs):.2f}x, {below} below the target")
+    return lines + [""]
+
+
 def markdown(title, table, ceilings, devices, sm_count):
     ceiling_opc = wgmma_ops_per_clock(ceilings, sm_count)
     lines = [f"# {title}", "", "Devices: " + ", ".join(sorted({str(d) for d in devices})) + ".",
@@ -353,7 +401,7 @@ def markdown(title, table, ceilings, devices, sm_count):
     if w:
         shown = (f"{v:.4g}" if isinstance(v, float) else str(v) for v in w.values())  # 1870, not 1870.2148662435557
         lines += ["wgmma ceiling: " + ", ".join(f"{k} {v}" for k, v in zip(w, shown)) + ".", ""]
-    lines += targets_lines(table) + targets_lines(table, SAME_PROCESS)
+    lines += targets_lines(table) + targets_lines(table, SAME_PROCESS) + headroom_lines(table, ceilings, sm_count)
     for key in sorted(table):
         lines += shape_table(key, table[key], ceiling_opc)
     lines += baseline_lines(table)

@@ -24,6 +24,15 @@ grep -qF '| tp4_qkv 2560×4096 | 1.37 | 1.25 | 1.16 |' "$tmp/r.md" || fail "expe
 grep -qF '2 of 2 points met (1 without a read ceiling) — **met where checked**' "$tmp/r.md" || fail "expected the decode window line"
 grep -qF '1 points, geometric mean 1.16x, lowest 1.16x, 1 at or above 1.00x — **met**' "$tmp/r.md" \
   || fail "expected the M >= 2048 window line"
+# What the ceilings allow: best peer / max(read ceiling, 2MNK at 7462 ops/clk/SM x 132 SMs x the
+# fastest verified row's clock): M=1 6.69 / 4.21 = 1.59; M=4096 61.31 / 44.05 (1980 MHz) = 1.39;
+# tp4_down has no read ceiling.
+grep -qF '| tp4_qkv 2560×4096 | 1.59 | 1.55 | 1.39 |' <(sed -n '/## What the ceilings allow/,$p' "$tmp/r.md") \
+  || fail "expected the ceilings' bound row of tp4_qkv"
+grep -qF '| tp4_down 4096×384 | — | — | — |' <(sed -n '/## What the ceilings allow/,$p' "$tmp/r.md") \
+  || fail "expected no bound without a read ceiling"
+grep -qF -- '- M ≥ 2048: 1 points, geometric mean of the bound 1.39x (target 1.05x), lowest 1.39x, 0 below the target' \
+  "$tmp/r.md" || fail "expected the bound's M >= 2048 line"
 [[ $(wc -l < "$tmp/r.csv") -eq 29 ]] || fail "expected 28 CSV rows and a header"
 
 # Without matplotlib: no plot, a message, everything else written, exit 0.
