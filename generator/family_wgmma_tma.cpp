@@ -333,19 +333,6 @@ bool store_offered(const GemmProblem& p, const KernelConfig& c, const Target& t)
   return short_k && c.cluster_m == 1 && c.bn % 64 == 0 && c.bn <= 128;
 }
 
-// Rules: cooperative bm 128 or 256 (two consumers of 64 or 128 rows) or ping-pong bm 64 or 128
-// (one consumer's rows); bn 64/128/256 not past the padded N, the wide and narrow tiles where
-// width_offered says; at most 128 accumulators per consumer thread; bk = 128; as many
-// stages as fit (at most 8, the narrow tiles up to 16). At most 9 + 6 + 4 configs; then a cm2
-// variant of each clusters_pay shape among them, a deep-ring variant of each small ping-pong
-// tile (deep_shape) and of each 64-row ping-pong tile of 48, 64 or 80 columns as a 2x1 cluster
-// (cluster_deep_shape), the staged-store twins of two ping-pong tiles and their cm2 variants, and
-// where K is short of the other ping-pong tiles of whole panels (store_offered; 2-byte outputs
-// only; where K is long behind the experimental flag), the dynamic-schedule twins of the large
-// cooperative tiles, the bk-256 twins of the ping-pong 64-row tiles up to 128 columns (two K
-// tiles a stage), split-K variants of four of them, at most 4 each (split_variants), and where
-// K is long the four's K pairs (pair_variants), last; with the experimental flag the tile-order
-// twins (order_twins) after the dynamic-schedule twins.
 // The tile-order twins (Target::experimental_tile_order) of the large-M tiles: ping-pong 128x128
 // (and its cm2), cooperative 256x128 and 128x256. Why: on the H100 (session 33) our ping-pong
 // 128x128 read 203 MB from DRAM at 28672 x 4096 M = 1024 against CUTLASS's 123 MB (a 117 MB
@@ -355,7 +342,10 @@ bool store_offered(const GemmProblem& p, const KernelConfig& c, const Target& t)
 // before the next) and 16 (_rg1, _rg16); x loads kept in L2 (evict_last), w loads evicted first,
 // or both (_lh1, _lh2, _lh3; unclustered only); and the ping-pong 128x128's dynamic schedule
 // (_ds1, 1.06-1.30x its static time in session 33 call 8, offered here to study the slow mode).
-// Raced only where tiles outnumber the SMs (races_at). Not yet run on a GPU.
+// Session 22 tried GROUP_M 4 and 16 and CUTLASS's raster on the H200 by source override: the same
+// DRAM bytes (125 MB there) for every order; the raster twins check that on the H100, the hints
+// and the ping-pong dynamic twin were never run. Raced only where tiles outnumber the SMs
+// (races_at). Not yet run on a GPU.
 bool order_shape(const KernelConfig& c) {
   const bool pp = c.schedule == kPingPong && c.bm == 128 && c.bn == 128;
   const bool co = c.schedule == kCooperative && ((c.bm == 256 && c.bn == 128) || (c.bm == 128 && c.bn == 256));
@@ -389,6 +379,20 @@ std::vector<KernelConfig> order_twins(const GemmProblem& p, const std::vector<Ke
   return out;
 }
 
+
+// Rules: cooperative bm 128 or 256 (two consumers of 64 or 128 rows) or ping-pong bm 64 or 128
+// (one consumer's rows); bn 64/128/256 not past the padded N, the wide and narrow tiles where
+// width_offered says; at most 128 accumulators per consumer thread; bk = 128; as many
+// stages as fit (at most 8, the narrow tiles up to 16). At most 9 + 6 + 4 configs; then a cm2
+// variant of each clusters_pay shape among them, a deep-ring variant of each small ping-pong
+// tile (deep_shape) and of each 64-row ping-pong tile of 48, 64 or 80 columns as a 2x1 cluster
+// (cluster_deep_shape), the staged-store twins of two ping-pong tiles and their cm2 variants, and
+// where K is short of the other ping-pong tiles of whole panels (store_offered; 2-byte outputs
+// only; where K is long behind the experimental flag), the dynamic-schedule twins of the large
+// cooperative tiles, the bk-256 twins of the ping-pong 64-row tiles up to 128 columns (two K
+// tiles a stage), split-K variants of four of them, at most 4 each (split_variants), and where
+// K is long the four's K pairs (pair_variants), last; with the experimental flag the tile-order
+// twins (order_twins) after the dynamic-schedule twins.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;
@@ -600,7 +604,8 @@ double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_
 
 std::vector<TemplateArg> template_args(const KernelSpec& s) {
   const KernelConfig& c = s.config;
-  std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", c.raster_group ? c.raster_group : kGroupM},
+  const int group = c.raster_group ? c.raster_group : kGroupM;
+  std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", group},
                                 {"PP", c.schedule == kPingPong ? 1 : 0}, {"CM", c.cluster_m}, {"CK", c.cluster_k},
                                 {"SPLIT_K", c.split_k}, {"ES", c.epilogue_store}, {"KP", c.bk / kRowBytes},
                                 {"PW", c.packed_weight}, {"DS", c.dynamic_schedule}, {"L2H", c.l2_hint}};
@@ -650,8 +655,8 @@ const FamilyInfo& wgmma_tma_family() {
     f.tma_operands = true;
     f.name_fields = {ConfigField::warpgroups, ConfigField::stages, ConfigField::schedule, ConfigField::split_k};
     f.splits_k = true;
-    // "_cm2", "_ck2", "_es1", "_pw1", "_ds1", "_rg1", "_lh3"; no cluster, no staged store, the plain weight and
-    // the fixed schedule leave the names as they were
+    // "_cm2", "_ck2", "_es1", "_pw1", "_ds1", "_rg1", "_lh3"; no cluster, no staged store, the
+    // plain weight, the fixed schedule, the family's raster and no hint leave the names as they were
     f.optional_name_fields = {ConfigField::cluster_m, ConfigField::cluster_k, ConfigField::epilogue_store,
                               ConfigField::packed_weight, ConfigField::dynamic_schedule, ConfigField::raster_group,
                               ConfigField::l2_hint};

@@ -45,7 +45,8 @@ int64_t tiles(const GemmProblem& p, const KernelConfig& c, int64_t m) {
 
 TEST(WgmmaTmaOrder, NoTwinWithoutTheFlag) {
   for (const GemmProblem& p : {GemmProblem{4096, 4096}, GemmProblem{28672, 4096}, GemmProblem{768, 4096}})
-    for (const KernelConfig& c : candidates(p, kHopper)) EXPECT_FALSE(order_twin(c)) << KernelSpec{p, c, "sm_90a"}.name();
+    for (const KernelConfig& c : candidates(p, kHopper))
+      EXPECT_FALSE(order_twin(c)) << KernelSpec{p, c, "sm_90a"}.name();
 }
 
 // Ping-pong 128x128 (and its cm2), cooperative 256x128 (and its cm2) and 128x256: raster groups 1
