@@ -85,17 +85,17 @@ std::string store_invalid_reason(const GemmProblem& p, const KernelConfig& c) {
 
 // The tile-order fields: raster_group 0 (the family's kGroupM), 1, 2, 4 or 16 tile rows or columns
 // walked together (8 is spelled 0: one kernel, one name); l2_hint bits 0 (x loads evict_last) and
-// 1 (w loads evict_first), on the unclustered tiles only (a multicast load takes no hint here).
+// 1 (w loads evict_first; with a cluster the w multicast), not with a K pair or a packed weight.
 std::string order_invalid_reason(const KernelConfig& c) {
   const int g = c.raster_group;
   if (g != 0 && g != 1 && g != 2 && g != 4 && g != 16)
     return fmt::format("raster_group={} (need 0: the family's {}, or 1, 2, 4, 16)", g, kGroupM);
   if (c.l2_hint < 0 || c.l2_hint > 3)
     return fmt::format("l2_hint={} (need 0 to 3: bit 0 x evict_last, bit 1 w evict_first)", c.l2_hint);
-  if (c.l2_hint != 0 && (c.cluster_m != 1 || c.cluster_k != 1 || c.packed_weight != 0))
-    return fmt::format("l2_hint with cluster_m={}, cluster_k={}, packed_weight={}: the hints are for the tensor-map "
-                       "loads of unclustered tiles",
-                       c.cluster_m, c.cluster_k, c.packed_weight);
+  if (c.l2_hint != 0 && (c.cluster_k != 1 || c.packed_weight != 0))
+    return fmt::format("l2_hint with cluster_k={}, packed_weight={}: the hints are for the tensor-map loads of tiles "
+                       "without a K pair",
+                       c.cluster_k, c.packed_weight);
   return {};
 }
 
@@ -340,7 +340,7 @@ bool store_offered(const GemmProblem& p, const KernelConfig& c, const Target& t)
 // with some, where CUTLASS (the same tile, cluster 2x1, its raster along the longer side) ran
 // 92-97 with all. Twins: raster groups of 1 (CUTLASS's order: every tile of a column, or row,
 // before the next) and 16 (_rg1, _rg16); x loads kept in L2 (evict_last), w loads evicted first,
-// or both (_lh1, _lh2, _lh3; unclustered only); and the ping-pong 128x128's dynamic schedule
+// or both (_lh1, _lh2, _lh3); and the ping-pong 128x128's dynamic schedule
 // (_ds1, 1.06-1.30x its static time in session 33 call 8, offered here to study the slow mode).
 // Session 22 tried GROUP_M 4 and 16 and CUTLASS's raster on the H200 by source override: the same
 // DRAM bytes (125 MB there) for every order; the raster twins check that on the H100, the hints

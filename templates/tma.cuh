@@ -146,6 +146,16 @@ __device__ __forceinline__ void load_box_hint(unsigned dst, const Desc* map, uns
       : "memory");
 }
 
+// load_box_multicast (below) with an L2 eviction policy (l2_policy).
+__device__ __forceinline__ void load_box_multicast_hint(unsigned dst, const Desc* map, unsigned bar, int inner,
+                                                        int outer, unsigned short mask, unsigned long long policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint "
+      "[%0], [%1, {%3, %4}], [%2], %5, %6;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(inner), "r"(outer), "h"(mask), "l"(policy)
+      : "memory");
+}
+
 // `bytes` contiguous bytes (a multiple of 16, both addresses 16-byte aligned) from global `src`
 // into shared memory at `dst`, counted on `bar`: a plain bulk copy, no tensor map, no swizzle.
 __device__ __forceinline__ void bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {

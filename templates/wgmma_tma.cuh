@@ -125,8 +125,8 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   static_assert(DS == 0 || (DS == 1 && CM == 1 && CK == 1 && SPLIT_K == 1 && PW == 0),
                 "DS: the dynamic schedule is for unclustered, unsplit tiles of the plain weight");
   static_assert(KP == 1 || KP == 2, "KP: one or two K tiles per stage");
-  static_assert(L2H >= 0 && L2H <= 3 && (L2H == 0 || (CM == 1 && PW == 0)),
-                "L2H: bit 0 x evict_last, bit 1 w evict_first; tensor-map loads of unclustered tiles only");
+  static_assert(L2H >= 0 && L2H <= 3 && (L2H == 0 || (CK == 1 && PW == 0)),
+                "L2H: bit 0 x evict_last, bit 1 w evict_first; the tensor-map loads of tiles without a K pair");
   static_assert(CM == 1 || CM == 2, "CM: 1 no cluster, 2 a cluster of two blocks along M");
   static_assert(RM == 64 || RM == 128, "64 or 128 rows per consumer warpgroup");
   static_assert(BN == 48 || BN == 64 || BN == 80 || BN == 96 || BN == 128 || BN == 160 || BN == 192 || BN == 256,
@@ -326,7 +326,10 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
             tma::load_box(sbase + unsigned(j * X_STEP), &xmap, full(stage), (kt + j) * BK, x_row);
           if (PW) continue;  // the w tiles: one copy below
           const unsigned wdst = sbase + unsigned(W_BASE + j * W_STEP);
-          if (CM > 1)
+          if (CM > 1 && (L2H & 2) != 0)
+            tma::load_box_multicast_hint(wdst + rank * W_BOX_BYTES, &wmap, full(stage), (kt + j) * BK, w_row,
+                                         (unsigned short)((1u << CM) - 1u), wpol);
+          else if (CM > 1)
             tma::load_box_multicast(wdst + rank * W_BOX_BYTES, &wmap, full(stage), (kt + j) * BK, w_row,
                                     (unsigned short)((1u << CM) - 1u));
           else if constexpr ((L2H & 2) != 0)

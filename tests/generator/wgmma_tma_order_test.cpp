@@ -50,15 +50,12 @@ TEST(WgmmaTmaOrder, NoTwinWithoutTheFlag) {
 }
 
 // Ping-pong 128x128 (and its cm2), cooperative 256x128 (and its cm2) and 128x256: raster groups 1
-// and 16 for each, the hints for the unclustered three, the dynamic schedule for the ping-pong
-// one; each the same ring as its base tile (the dynamic twin at most that), raced past one wave.
+// and 16 and the three hints for each, the dynamic schedule for the unclustered ping-pong one; each the same ring as its base tile (the dynamic twin at most that), raced past one wave.
 TEST(WgmmaTmaOrder, TwinsOfTheLargeTilesRacedPastOneWave) {
-  const std::set<std::string> want = {
-      "sc2_128x128_cm1_rg1", "sc2_128x128_cm1_rg16", "sc2_128x128_cm1_lh1", "sc2_128x128_cm1_lh2",
-      "sc2_128x128_cm1_lh3", "sc2_128x128_cm1_ds1",  "sc2_128x128_cm2_rg1", "sc2_128x128_cm2_rg16",
-      "sc1_256x128_cm1_rg1", "sc1_256x128_cm1_rg16", "sc1_256x128_cm1_lh1", "sc1_256x128_cm1_lh2",
-      "sc1_256x128_cm1_lh3", "sc1_256x128_cm2_rg1",  "sc1_256x128_cm2_rg16", "sc1_128x256_cm1_rg1",
-      "sc1_128x256_cm1_rg16", "sc1_128x256_cm1_lh1", "sc1_128x256_cm1_lh2", "sc1_128x256_cm1_lh3"};
+  std::set<std::string> want;
+  for (const char* tile : {"sc2_128x128_cm1", "sc2_128x128_cm2", "sc1_256x128_cm1", "sc1_256x128_cm2", "sc1_128x256_cm1"})
+    for (const char* twin : {"_rg1", "_rg16", "_lh1", "_lh2", "_lh3"}) want.insert(std::string(tile) + twin);
+  want.insert("sc2_128x128_cm1_ds1");
   for (const GemmProblem& p : {GemmProblem{4096, 4096}, GemmProblem{28672, 4096}, GemmProblem{1000, 4080}}) {
     const std::vector<KernelConfig> all = candidates(p, with_order());
     std::set<std::string> got;
@@ -118,9 +115,13 @@ TEST(WgmmaTmaOrder, BadGroupsAndHintsAreRefused) {
   }
   KernelConfig clustered = c;
   clustered.cluster_m = 2;
-  ASSERT_EQ(invalid_reason(p, clustered, kHopper), "");
-  clustered.l2_hint = 1;
-  EXPECT_NE(invalid_reason(p, clustered, kHopper).find("l2_hint with cluster_m=2"), std::string::npos);
+  clustered.l2_hint = 3;  // the w multicast takes the hint too
+  EXPECT_EQ(invalid_reason(p, clustered, kHopper), "");
+  KernelConfig packed = c;
+  packed.packed_weight = 1;
+  ASSERT_EQ(invalid_reason(p, packed, kHopper), "");
+  packed.l2_hint = 2;
+  EXPECT_NE(invalid_reason(p, packed, kHopper).find("l2_hint with cluster_k=1, packed_weight=1"), std::string::npos);
   // Names carry the fields only where they differ from 0.
   EXPECT_THROW(KernelConfig::parse(Family::wgmma_tma, "bm128_bn128_bk128_wg2_s7_sc2_sk1_rg0"), Error);
   EXPECT_THROW(KernelConfig::parse(Family::wgmma_tma, "bm128_bn128_bk128_wg2_s7_sc2_sk1_lh0"), Error);
