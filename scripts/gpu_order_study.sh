@@ -36,7 +36,7 @@ table="$D/table.txt"
 if [ "${TESTS:-1}" != 0 ]; then
   timeout 300 "$BUILD/tests/test_gpu" --gtest_filter='WgmmaTma.TileOrder*:WgmmaTma.DynamicSchedule*' >"$D/tests.log" 2>&1 ||
     { status=1; echo "GPU tests failed (order/tests.log)"; }
-  grep -E '^\[ +(OK|FAILED|SKIPPED) |\[ figure \]' "$D/tests.log" | tee -a "$table"
+  grep -E '^\[ +(OK|FAILED|SKIPPED) +\] .*\([0-9]+ ms\)$|\[ figure \]' "$D/tests.log" | tee -a "$table"
 fi
 seed=""
 if [ -n "${PRECOMPILED:-}" ]; then
