@@ -4,7 +4,8 @@
 # in its own cache (tuned with --experimental-tile-order and a filter that leaves only it), timed
 # as i8gemm_rt over ROWS allocations of the shape in each of PROCS peers processes (CUTLASS's
 # vllm_default beside the first variant), and profiled by ncu (DRAM bytes, L2 hit rate, SM
-# active cycles; CUTLASS beside the first variant). Prints one table per point last.
+# active cycles; CUTLASS beside the first variant); first, the tuner's race of all the variants
+# in one tune (inspect race). Prints one table per point last.
 #   POINTS="4096x4096:4096 28672x4096:1024" PRECOMPILED=.stage/order.sqlite.xz bash scripts/gpu_order_study.sh
 # Precompile here first (the candidates of the tile and its twins, for every shape of POINTS):
 #   printf 'a 4096x4096\nb 28672x4096\n' > .stage/order.shapes
@@ -15,7 +16,7 @@
 # follows it, the first the baseline; default the plain tile, its raster, hint, dynamic and cm2
 # twins), ROWS (allocations per process, default 6), PROCS (processes, default 1), NCU (0 skips
 # ncu), TESTS (0 skips the GPU tests), PRECOMPILED (a cache from scripts/precompile.sh: seeds every
-# variant's cache). Writes $OUT/order/<point>/{tune,six,ncu}_<variant>.* and $OUT/order/table.txt.
+# variant's cache). Writes $OUT/order/<point>/{tune,six,ncu}_<variant>.*, race.txt and $OUT/order/table.txt.
 # Exit status: non-zero when a step failed (the others still run).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -64,6 +65,17 @@ for point in $POINTS; do
   P="$D/${shape}_m$m"
   mkdir -p "$P"
   echo "=== $shape M=$m ($(date -u +%H:%M:%S))" | tee -a "$table"
+  # The tuner's own race of every variant at once (its final round interleaves the finalists).
+  all="${TILE}($(echo $VARIANTS | tr ' ' '|'))\$"
+  [ -n "$seed" ] && cp "$seed" "$P/all.sqlite"
+  if timeout 240 "$BUILD/tools/i8gemm" tune --shape "$shape" --m "$m" --samples 20 --experimental-tile-order \
+      --filter "$all" --cache "$P/all.sqlite" >"$P/tune_all.log" 2>&1; then
+    "$BUILD/tools/i8gemm" inspect race --cache "$P/all.sqlite" >"$P/race.txt" 2>&1
+    grep -E '^ +[0-9]+ ' "$P/race.txt" | sed -E 's/ +/ /g; s/^/  race /' | cut -c1-160 | tee -a "$table"
+  else
+    status=1
+    echo "the race failed ($P/tune_all.log)" | tee -a "$table"
+  fi
   rows=()
   for i in $(seq "$ROWS"); do rows+=(--shape "r$i=$shape"); done
   first=1
