@@ -222,11 +222,13 @@ bool pair_fills(const GemmProblem& p, const KernelConfig& c, const Target& t, in
   return tiles(p, c, m) * c.cluster_k <= t.sm_count;
 }
 
+bool raster_races(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m);
 bool races_at(const KernelSpec& spec, int64_t m) {
   const KernelConfig& c = spec.config;
   const Target t = Target::from_arch(spec.arch);
+  if (c.raster_group != 0) return raster_races(spec.problem, c, t, m);
   // One wave: nothing to balance, and every tile's operands are in flight at once.
-  if (c.dynamic_schedule || c.raster_group != 0 || c.l2_hint != 0) return tiles(spec.problem, c, m) > t.sm_count;
+  if (c.dynamic_schedule || c.l2_hint != 0) return tiles(spec.problem, c, m) > t.sm_count;
   if (c.split_k == 1 && c.cluster_k == 1) return true;
   return c.split_k > 1 ? split_fills(spec.problem, c, t, m) : pair_fills(spec.problem, c, t, m);
 }
@@ -333,19 +335,30 @@ bool store_offered(const GemmProblem& p, const KernelConfig& c, const Target& t)
   return short_k && c.cluster_m == 1 && c.bn % 64 == 0 && c.bn <= 128;
 }
 
-// The tile-order twins (Target::experimental_tile_order) of the large-M tiles: ping-pong 128x128
-// (and its cm2), cooperative 256x128 and 128x256. Why: on the H100 (session 33) our ping-pong
-// 128x128 read 203 MB from DRAM at 28672 x 4096 M = 1024 against CUTLASS's 123 MB (a 117 MB
-// weight), and ran 4096 x 4096 M = 4096 in 94-99 us with most operand allocations and 111-114
-// with some, where CUTLASS (the same tile, cluster 2x1, its raster along the longer side) ran
-// 92-97 with all. Twins: raster groups of 1 (CUTLASS's order: every tile of a column, or row,
-// before the next) and 16 (_rg1, _rg16); x loads kept in L2 (evict_last), w loads evicted first,
-// or both (_lh1, _lh2, _lh3); and the ping-pong 128x128's dynamic schedule
-// (_ds1, 1.06-1.30x its static time in session 33 call 8, offered here to study the slow mode).
-// Session 22 tried GROUP_M 4 and 16 and CUTLASS's raster on the H200 by source override: the same
-// DRAM bytes (125 MB there) for every order; the raster twins check that on the H100, the hints
-// and the ping-pong dynamic twin were never run. Raced only where tiles outnumber the SMs
-// (races_at). Not yet run on a GPU.
+// The raster twin (_rg1: a group of one tile column, so that the blocks running together walk
+// down every tile row of each column in turn) of the unclustered ping-pong 128x128, offered by
+// default and raced where M < N with at most kGroupM tile rows and more tiles than SMs
+// (raster_races). Why: on the H100 (session 34, graph-replay races against the plain tile, the
+// final round interleaved) it ran 0.96x the plain tile's time at 28672 x 4096 M = 256, 0.98x at
+// M = 1024 (six allocations: 175.7-185.2 us against 190.9-208.4, CUTLASS 175.8-177.4; DRAM reads
+// 122 MB against 221, CUTLASS 124), 0.96x at 4096 x 14336 and 2560 x 4096 M = 1024, 0.94x at
+// 4096 x 2048 M = 1024, 1.01x at 6144 x 4096 M = 1024; but 1.16x / 1.14x at 28672 x 4096 and
+// 6144 x 4096 M = 4096 (32 tile rows) and 1.13x at 4096 x 4096 M = 4096 (M = N). Session 22's
+// H200 source overrides saw no change in DRAM bytes from the order, so the untuned default keeps
+// the family's group; the tune decides per GPU.
+bool raster_races(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
+  const int64_t rows = (std::max<int64_t>(m, 1) + c.bm - 1) / c.bm;
+  return m < p.n && rows <= kGroupM && tiles(p, c, m) > t.sm_count;
+}
+// The other tile-order twins (Target::experimental_tile_order) of the large-M tiles: ping-pong
+// 128x128 (and its cm2), cooperative 256x128 and 128x256. Twins: the raster group of 1 for each;
+// x loads kept in L2 (evict_last), w loads evicted first, or both (_lh1, _lh2, _lh3); and the
+// ping-pong 128x128's dynamic schedule (_ds1). Measured on the H100 (session 34) against the
+// plain ping-pong 128x128: _lh1 1.00x at 4096 x 4096 M = 4096 and 28672 x 4096 M = 1024; _lh2 and
+// _lh3 1.02-1.13x (evict_first on w doubles the DRAM reads: 101 against 49 MB, 385-409 against
+// 221); _ds1 1.21-1.29x (stable over six allocations, 122-125 us at 4096 x 4096, where the static
+// tile ran 92-107); a group of 16 (dropped) 1.10x / 1.19x. Not faster anywhere yet: behind the
+// flag. Raced only where tiles outnumber the SMs (races_at).
 bool order_shape(const KernelConfig& c) {
   const bool pp = c.schedule == kPingPong && c.bm == 128 && c.bn == 128;
   const bool co = c.schedule == kCooperative && ((c.bm == 256 && c.bn == 128) || (c.bm == 128 && c.bn == 256));
@@ -359,11 +372,9 @@ std::vector<KernelConfig> order_twins(const GemmProblem& p, const std::vector<Ke
   };
   for (const KernelConfig& o : from) {
     if (!order_shape(o)) continue;
-    for (int g : {1, 16}) {
-      KernelConfig c = o;
-      c.raster_group = g;
-      offer(c);
-    }
+    KernelConfig rc = o;
+    rc.raster_group = 1;
+    offer(rc);
     for (int h : {1, 2, 3}) {
       KernelConfig c = o;
       c.l2_hint = h;
@@ -391,8 +402,8 @@ std::vector<KernelConfig> order_twins(const GemmProblem& p, const std::vector<Ke
 // only; where K is long behind the experimental flag), the dynamic-schedule twins of the large
 // cooperative tiles, the bk-256 twins of the ping-pong 64-row tiles up to 128 columns (two K
 // tiles a stage), split-K variants of four of them, at most 4 each (split_variants), and where
-// K is long the four's K pairs (pair_variants), last; with the experimental flag the tile-order
-// twins (order_twins) after the dynamic-schedule twins.
+// K is long the four's K pairs (pair_variants), last; before the splits, the raster twin of
+// ping-pong 128x128 and, with the experimental flag, the other tile-order twins (order_twins).
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 64;
@@ -463,9 +474,6 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
     dc.stages = std::min(dc.stages, fitting_stages(dc, t));
     if (invalid_reason(p, dc, t).empty()) out.push_back(dc);
   }
-  if (t.experimental_tile_order)
-    for (const KernelConfig& oc : order_twins(p, std::vector<KernelConfig>(out.begin(), out.begin() + clustered), t))
-      out.push_back(oc);
   // Two K tiles per stage (bk 256, KP = 2 in the template) for the ping-pong tiles of 64 rows up
   // to 128 columns, the small-M tiles, with as deep a ring as fits (about half a deep ring's
   // stages). On the H200 (session 27, docs/wgmma_tma.md) their twins were 0.94-1.00x the bk-128
@@ -494,6 +502,18 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
       if (std::find(out.begin(), out.end(), pc) == out.end() && invalid_reason(p, pc, t).empty()) out.push_back(pc);
     }
   }
+  // After the packed twins (none is made of them), before the splits: the raster twin of ping-pong
+  // 128x128 and, with the experimental flag, the other tile-order twins (order_twins) of the plain
+  // and clustered tiles.
+  for (size_t i = 0; i < plain; ++i) {
+    if (!order_shape(out[i]) || out[i].schedule != kPingPong) continue;
+    KernelConfig rc = out[i];
+    rc.raster_group = 1;
+    if (invalid_reason(p, rc, t).empty()) out.push_back(rc);
+  }
+  if (t.experimental_tile_order)
+    for (const KernelConfig& oc : order_twins(p, std::vector<KernelConfig>(out.begin(), out.begin() + clustered), t))
+      if (std::find(out.begin(), out.end(), oc) == out.end()) out.push_back(oc);
   for (size_t i = 0; i < plain; ++i)
     for (const KernelConfig& sc : split_variants(p, out[i], t)) out.push_back(sc);
   for (size_t i = 0; i < plain; ++i)

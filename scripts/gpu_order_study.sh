@@ -24,7 +24,7 @@ OUT=${OUT:-/tmp/out}
 BUILD=${BUILD:-build}
 POINTS=${POINTS:?"POINTS=\"NxK:M ...\" (e.g. 4096x4096:4096)"}
 TILE=${TILE:-_bm128_bn128_bk128_wg2_s[0-9]+_}
-VARIANTS=${VARIANTS:-sc2_sk1 sc2_sk1_rg1 sc2_sk1_rg16 sc2_sk1_lh1 sc2_sk1_lh2 sc2_sk1_lh3 sc2_sk1_ds1 sc2_sk1_cm2 sc2_sk1_cm2_rg1 sc2_sk1_cm2_lh3}
+VARIANTS=${VARIANTS:-sc2_sk1 sc2_sk1_rg1 sc2_sk1_lh1 sc2_sk1_lh2 sc2_sk1_lh3 sc2_sk1_ds1 sc2_sk1_cm2 sc2_sk1_cm2_rg1 sc2_sk1_cm2_lh3}
 ROWS=${ROWS:-6}
 PROCS=${PROCS:-1}
 export LD_LIBRARY_PATH="$PWD/$BUILD/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

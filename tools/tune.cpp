@@ -365,8 +365,8 @@ void setup_tune(CLI::App& app, const std::vector<std::string>& argv) {
                 "appear in `inspect race` and are never stored as winners: serving passes the plain weight");
   cmd->add_flag("--experimental-tile-order", opts->experimental_tile_order,
                 "also race wgmma_tma's tile-order twins of the large-M tiles where their tiles outnumber the SMs "
-                "(_rg1/_rg16: other raster groups; _lh1/_lh2/_lh3: L2 eviction hints, x evict_last and/or w "
-                "evict_first; the ping-pong 128x128 dynamic schedule, _ds1; sm_90a; verified bit-exact before timed)");
+                "(_rg1 of the cooperative and cm2 tiles; _lh1/_lh2/_lh3: L2 eviction hints, x evict_last and/or w "
+                "evict_first; the ping-pong 128x128 dynamic schedule, _ds1; sm_90a; exact, not faster on the H100)");
   cmd->add_option("--arch", opts->arch, "target arch, e.g. sm_90a, sm_80 (default: the GPU's)");
   add_cache_option(*cmd, opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   cmd->add_option("--filter", opts->filter, "only kernels whose name matches this regex");

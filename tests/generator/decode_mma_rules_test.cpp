@@ -426,9 +426,9 @@ TEST(DecodeMmaRules, ATuneRacesEachConfigOnlyInItsTokenTilesBucket) {
     EXPECT_FALSE(raced_at(s, 4096)) << s.name();
   }
   // Every other family races in every bucket, but for wgmma_tma's split configs (where they
-  // fill the SMs: wgmma_tma_splitk_test.cpp).
+  // fill the SMs: wgmma_tma_splitk_test.cpp) and its raster twin (where M < N: wgmma_tma_order_test.cpp).
   for (const KernelConfig& c : candidates(p, t))
-    if (c.family != Family::decode_mma && !(c.family == Family::wgmma_tma && c.split_k > 1)) {
+    if (c.family != Family::decode_mma && !(c.family == Family::wgmma_tma && (c.split_k > 1 || c.raster_group))) {
       EXPECT_TRUE(raced_at({p, c, t.arch}, 4096)) << c;
     }
   // I8GEMM_FAMILY=decode_mma gets the bucket's token tile.

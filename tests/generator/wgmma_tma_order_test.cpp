@@ -1,8 +1,9 @@
-// wgmma_tma's tile-order twins (Target::experimental_tile_order; `tune --experimental-tile-order`):
-// other raster groups (raster_group, "_rg1", "_rg16"), L2 eviction hints on the operand loads
+// wgmma_tma's tile-order twins: ping-pong 128x128's raster twin (raster_group, "_rg1") always,
+// and with Target::experimental_tile_order (`tune --experimental-tile-order`) the raster twins of
+// the other large tiles, L2 eviction hints on the operand loads
 // (l2_hint, "_lh1" x evict_last, "_lh2" w evict_first, "_lh3" both) and the ping-pong 128x128
 // dynamic schedule ("_ds1"): which configs get them, where they race, what the emitted source
-// asks of the template, why a bad one is refused, and that nothing else changes without the flag.
+// asks of the template, why a bad one is refused, and that the untuned default takes none.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -43,18 +44,45 @@ int64_t tiles(const GemmProblem& p, const KernelConfig& c, int64_t m) {
 
 }  // namespace
 
-TEST(WgmmaTmaOrder, NoTwinWithoutTheFlag) {
-  for (const GemmProblem& p : {GemmProblem{4096, 4096}, GemmProblem{28672, 4096}, GemmProblem{768, 4096}})
+// Without the flag: only ping-pong 128x128's raster twin.
+TEST(WgmmaTmaOrder, WithoutTheFlagOnlyThePingPongRasterTwin) {
+  for (const GemmProblem& p : {GemmProblem{4096, 4096}, GemmProblem{28672, 4096}, GemmProblem{768, 4096}}) {
+    int twins = 0;
     for (const KernelConfig& c : candidates(p, kHopper))
-      EXPECT_FALSE(order_twin(c)) << KernelSpec{p, c, "sm_90a"}.name();
+      if (order_twin(c)) {
+        ++twins;
+        EXPECT_EQ(label(c), "sc2_128x128_cm1_rg1") << KernelSpec{p, c, "sm_90a"}.name();
+      }
+    EXPECT_EQ(twins, 1) << p.key();
+  }
 }
 
-// Ping-pong 128x128 (and its cm2), cooperative 256x128 (and its cm2) and 128x256: raster groups 1
-// and 16 and the three hints for each, the dynamic schedule for the unclustered ping-pong one; each the same ring as its base tile (the dynamic twin at most that), raced past one wave.
+// The raster twin races where M < N with at most 8 tile rows and more tiles than SMs: 28672 x 4096
+// at M = 128 to 1024 (224 tiles and more), not at 4096 (32 tile rows); 4096 x 4096 not at M = N.
+TEST(WgmmaTmaOrder, TheRasterTwinRacesWhereFewTileRowsMeetManyColumns) {
+  const GemmProblem wide{28672, 4096}, square{4096, 4096}, narrow{2560, 4096};
+  for (const GemmProblem& p : {wide, square, narrow})
+    for (const KernelConfig& c : candidates(p, kHopper)) {
+      if (c.raster_group == 0) continue;
+      const KernelSpec s{p, c, kHopper.arch};
+      for (int64_t m : {1, 128, 256, 1024, 1025, 4096})
+        EXPECT_EQ(raced_at(s, m), m < p.n && (m + 127) / 128 <= 8 && tiles(p, c, m) > kHopper.sm_count)
+            << s.name() << " M=" << m;
+    }
+  const KernelSpec s{wide, KernelConfig::parse(Family::wgmma_tma, "bm128_bn128_bk128_wg2_s7_sc2_sk1_rg1"), "sm_90a"};
+  EXPECT_TRUE(raced_at(s, 128));
+  EXPECT_TRUE(raced_at(s, 1024));
+  EXPECT_FALSE(raced_at(s, 1025));  // 9 tile rows
+  EXPECT_FALSE(raced_at(s, 4096));
+  EXPECT_FALSE(raced_at({square, s.config, "sm_90a"}, 4096));  // M = N
+}
+
+// Ping-pong 128x128 (and its cm2), cooperative 256x128 (and its cm2) and 128x256: the raster group
+// of 1 and the three hints for each, the dynamic schedule for the unclustered ping-pong one; each the same ring as its base tile (the dynamic twin at most that), raced past one wave.
 TEST(WgmmaTmaOrder, TwinsOfTheLargeTilesRacedPastOneWave) {
   std::set<std::string> want;
   for (const char* tile : {"sc2_128x128_cm1", "sc2_128x128_cm2", "sc1_256x128_cm1", "sc1_256x128_cm2", "sc1_128x256_cm1"})
-    for (const char* twin : {"_rg1", "_rg16", "_lh1", "_lh2", "_lh3"}) want.insert(std::string(tile) + twin);
+    for (const char* twin : {"_rg1", "_lh1", "_lh2", "_lh3"}) want.insert(std::string(tile) + twin);
   want.insert("sc2_128x128_cm1_ds1");
   for (const GemmProblem& p : {GemmProblem{4096, 4096}, GemmProblem{28672, 4096}, GemmProblem{1000, 4080}}) {
     const std::vector<KernelConfig> all = candidates(p, with_order());
@@ -74,6 +102,7 @@ TEST(WgmmaTmaOrder, TwinsOfTheLargeTilesRacedPastOneWave) {
         found = found || (o == b && o.stages >= c.stages);
       }
       EXPECT_TRUE(found) << s.name() << ": the twin of an offered config with its ring (or less, _ds1)";
+      if (c.raster_group) continue;  // TheRasterTwinRacesWhereFewTileRowsMeetManyColumns
       for (int64_t m : {1, 128, 1024, 4096, 16384})
         EXPECT_EQ(raced_at(s, m), tiles(p, c, m) > kHopper.sm_count) << s.name() << " M=" << m;
     }
@@ -95,7 +124,7 @@ TEST(WgmmaTmaOrder, TheSourceCarriesTheGroupAndTheHints) {
     EXPECT_NE(code.find(std::to_string(c.l2_hint) + " /*L2H*/"), std::string::npos) << code;
     ++seen;
   }
-  EXPECT_EQ(seen, 6);  // the plain tile, rg1, rg16, lh1, lh2, lh3
+  EXPECT_EQ(seen, 5);  // the plain tile, rg1, lh1, lh2, lh3
 }
 
 TEST(WgmmaTmaOrder, BadGroupsAndHintsAreRefused) {
