@@ -350,8 +350,9 @@ bool raster_races(const GemmProblem& p, const KernelConfig& c, const Target& t, 
   const int64_t rows = (std::max<int64_t>(m, 1) + c.bm - 1) / c.bm;
   return m < p.n && rows <= kGroupM && tiles(p, c, m) > t.sm_count;
 }
-// The other tile-order twins (Target::experimental_tile_order) of the large-M tiles: ping-pong
-// 128x128 (and its cm2), cooperative 256x128 and 128x256. Twins: the raster group of 1 for each;
+// The tile-order twins: by default only unclustered ping-pong 128x128's raster twin (above); with
+// Target::experimental_tile_order those of every large-M tile: ping-pong 128x128 (and its cm2),
+// cooperative 256x128 and 128x256. Twins: the raster group of 1 for each;
 // x loads kept in L2 (evict_last), w loads evicted first, or both (_lh1, _lh2, _lh3); and the
 // ping-pong 128x128's dynamic schedule (_ds1). Measured on the H100 (session 34) against the
 // plain ping-pong 128x128: _lh1 1.00x at 4096 x 4096 M = 4096 and 28672 x 4096 M = 1024; _lh2 and
@@ -372,9 +373,13 @@ std::vector<KernelConfig> order_twins(const GemmProblem& p, const std::vector<Ke
   };
   for (const KernelConfig& o : from) {
     if (!order_shape(o)) continue;
+    // The default: only unclustered ping-pong 128x128's raster twin; the rest behind the flag.
+    const bool raster_default = o.schedule == kPingPong && o.cluster_m == 1;
+    if (!raster_default && !t.experimental_tile_order) continue;
     KernelConfig rc = o;
     rc.raster_group = 1;
     offer(rc);
+    if (!t.experimental_tile_order) continue;
     for (int h : {1, 2, 3}) {
       KernelConfig c = o;
       c.l2_hint = h;
@@ -505,15 +510,8 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   // After the packed twins (none is made of them), before the splits: the raster twin of ping-pong
   // 128x128 and, with the experimental flag, the other tile-order twins (order_twins) of the plain
   // and clustered tiles.
-  for (size_t i = 0; i < plain; ++i) {
-    if (!order_shape(out[i]) || out[i].schedule != kPingPong) continue;
-    KernelConfig rc = out[i];
-    rc.raster_group = 1;
-    if (invalid_reason(p, rc, t).empty()) out.push_back(rc);
-  }
-  if (t.experimental_tile_order)
-    for (const KernelConfig& oc : order_twins(p, std::vector<KernelConfig>(out.begin(), out.begin() + clustered), t))
-      if (std::find(out.begin(), out.end(), oc) == out.end()) out.push_back(oc);
+  for (const KernelConfig& oc : order_twins(p, std::vector<KernelConfig>(out.begin(), out.begin() + clustered), t))
+    out.push_back(oc);
   for (size_t i = 0; i < plain; ++i)
     for (const KernelConfig& sc : split_variants(p, out[i], t)) out.push_back(sc);
   for (size_t i = 0; i < plain; ++i)
@@ -662,6 +660,11 @@ size_t workspace(const KernelSpec& spec, int64_t m) {
 }
 
 }  // namespace
+
+bool tile_order_twin(const KernelConfig& c) {
+  return c.family == Family::wgmma_tma &&
+         (c.raster_group != 0 || c.l2_hint != 0 || (c.dynamic_schedule != 0 && c.schedule == kPingPong));
+}
 
 const FamilyInfo& wgmma_tma_family() {
   static const FamilyInfo f = [] {

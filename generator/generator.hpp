@@ -83,6 +83,10 @@ struct SplitKCounters {
 };
 SplitKCounters splitk_counters(const KernelSpec& spec, int64_t m);
 
+// Whether a wgmma_tma config is one of the tile-order twins: a raster group (_rg), an L2 hint
+// (_lh) or the ping-pong dynamic schedule (_ds1 on a ping-pong tile).
+bool tile_order_twin(const KernelConfig& config);
+
 // Byte alignment the kernel's vector loads need of x and w (and of their row pitch).
 int required_alignment(const KernelConfig& config);
 

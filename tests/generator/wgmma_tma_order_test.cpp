@@ -24,10 +24,6 @@ Target with_order() {
   return t;
 }
 
-bool order_twin(const KernelConfig& c) {
-  return c.raster_group != 0 || c.l2_hint != 0 || (c.dynamic_schedule && c.schedule == 2);
-}
-
 // "sc2_128x128_cm1_rg1": the twin's base tile and what it changes.
 std::string label(const KernelConfig& c) {
   std::string s = "sc" + std::to_string(c.schedule) + "_" + std::to_string(c.bm) + "x" + std::to_string(c.bn) +
@@ -49,7 +45,7 @@ TEST(WgmmaTmaOrder, WithoutTheFlagOnlyThePingPongRasterTwin) {
   for (const GemmProblem& p : {GemmProblem{4096, 4096}, GemmProblem{28672, 4096}, GemmProblem{768, 4096}}) {
     int twins = 0;
     for (const KernelConfig& c : candidates(p, kHopper))
-      if (order_twin(c)) {
+      if (tile_order_twin(c)) {
         ++twins;
         EXPECT_EQ(label(c), "sc2_128x128_cm1_rg1") << KernelSpec{p, c, "sm_90a"}.name();
       }
@@ -88,7 +84,7 @@ TEST(WgmmaTmaOrder, TwinsOfTheLargeTilesRacedPastOneWave) {
     const std::vector<KernelConfig> all = candidates(p, with_order());
     std::set<std::string> got;
     for (const KernelConfig& c : all) {
-      if (!order_twin(c)) continue;
+      if (!tile_order_twin(c)) continue;
       const KernelSpec s{p, c, kHopper.arch};
       EXPECT_TRUE(got.insert(label(c)).second) << s.name() << ": twice";
       EXPECT_EQ(KernelSpec::parse_name(s.name()), s) << s.name();
@@ -167,6 +163,6 @@ TEST(WgmmaTmaOrder, TheUntunedDefaultNeverTakesThem) {
   for (const GemmProblem& p : {GemmProblem{4096, 4096}, GemmProblem{28672, 4096}, GemmProblem{4096, 384}})
     for (int64_t m : {17, 256, 1024, 4096, 16384}) {
       const KernelConfig c = heuristic_default(p, with_order(), m);
-      EXPECT_FALSE(order_twin(c)) << p.key() << " M=" << m;
+      EXPECT_FALSE(tile_order_twin(c)) << p.key() << " M=" << m;
     }
 }

@@ -320,9 +320,6 @@ TEST_F(WgmmaTma, DynamicScheduleIsExactOverManyWavesTailsAndReplays) {
 // one.
 TEST_F(WgmmaTma, TileOrderTwinsAreExactOverTailsAndReplays) {
   target_.experimental_tile_order = true;
-  auto twin = [](const KernelConfig& c) {
-    return c.raster_group != 0 || c.l2_hint != 0 || (c.dynamic_schedule && c.schedule == 2);
-  };
   struct Case {
     i8gemm_problem p;
     std::vector<int64_t> ms;
@@ -336,7 +333,7 @@ TEST_F(WgmmaTma, TileOrderTwinsAreExactOverTailsAndReplays) {
   for (const Case& c : cases) {
     std::vector<KernelSpec> twins;
     for (const KernelSpec& spec : specs(to_gemm_problem(c.p)))
-      if (twin(spec.config)) {
+      if (tile_order_twin(spec.config)) {
         twins.push_back(spec);
         seen.insert(spec.name().substr(spec.name().find("_bm")));
       }

@@ -220,8 +220,7 @@ TEST(WgmmaTma, TileOrderTwinsCompileCleanly) {
   std::vector<KernelSpec> specs;
   for (const GemmProblem& p : {GemmProblem{4096, 4096}, heavy})
     for (const KernelConfig& c : candidates(p, t)) {
-      const bool twin = c.raster_group != 0 || c.l2_hint != 0 || (c.dynamic_schedule && c.schedule == 2);
-      if (c.family == Family::wgmma_tma && twin && (p.n == 4096 || (c.schedule == 2 && c.cluster_m == 1)))
+      if (tile_order_twin(c) && (p.n == 4096 || (c.schedule == 2 && c.cluster_m == 1)))
         specs.push_back({p, c, "sm_90a"});
     }
   EXPECT_EQ(specs.size(), 26u) << "21 of 4096 x 4096, ping-pong 128x128's 5 over the tails";
