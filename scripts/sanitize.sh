@@ -15,7 +15,14 @@ cmake --build build-asan -j"$(nproc)"
 # (--as-needed: the sanitizer link specs turn it off, and libcuda must stay dlopen-only.)
 # NVRTC, comgr and the CUDA driver are not built with ASan: their own leaks and the driver's
 # use of the shadow gap are not ours to report.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:protect_shadow_gap=0}"
+# intercept_tls_get_addr=0: GCC 12's sanitizer runtime (Debian 12's, and up to GCC 13) takes a
+# dynamic TLS block whose start is 16 bytes past a 4 KiB boundary for a glibc-2.19 header and
+# reads the two words before it as the block's bounds; with glibc >= 2.25 there is no such header
+# and a malloc'd block lands there by chance. LeakSanitizer's tracer then scans a bogus range and
+# dies ("Tracer caught signal 11", "DTLS 6 at 0x...103b-0x...213d" with verbosity=1): four NVRTC
+# tests under ctest did so at every run after session 34 (an allocation moved), never run alone.
+# Off, dynamic TLS is not a root: a pointer held only there would show as a leak, none is missed.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:protect_shadow_gap=0:intercept_tls_get_addr=0}"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # Nothing is excluded by default. (AmdCompile.* was, until its hipRTC children stopped being
@@ -25,11 +32,11 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 excl=()
 SANITIZE_EXCLUDE=${SANITIZE_EXCLUDE-}
 [ -n "$SANITIZE_EXCLUDE" ] && excl=(-E "$SANITIZE_EXCLUDE")
-# LeakSanitizer's own stop-the-world tracer sometimes crashes at a test's exit after the test
-# passed ("Tracer caught signal 11 ... LeakSanitizer has encountered a fatal error"; intermittent,
-# a known sanitizer runtime bug, google/sanitizers#1353; seen twice in session 25, on a test that
-# passed alone and in later full runs). That run checked nothing for leaks. When every failure of
-# the run is exactly that — no leak report, no ASan/UBSan report, no failed assertion, no timeout
+# LeakSanitizer's own stop-the-world tracer sometimes crashed at a test's exit after the test
+# passed ("Tracer caught signal 11 ... LeakSanitizer has encountered a fatal error"; seen twice in
+# session 25, on a test that passed alone and in later full runs; likely the DTLS misreading that
+# intercept_tls_get_addr=0 above now avoids, kept as a guard). That run checked nothing for
+# leaks. When every failure of the run is exactly that — no leak report, no ASan/UBSan report, no failed assertion, no timeout
 # — those tests run once more, and their second run decides; anything else fails as it is.
 log=build-asan/ctest-asan.log
 set +e
@@ -49,16 +56,5 @@ if [ "$rc" -ne 0 ] && tracer_only "$log"; then
   ctest --test-dir build-asan --output-on-failure --rerun-failed 2>&1 | tee "$log.rerun"
   rc=${PIPESTATUS[0]}
   set -e
-  # Session 34: four tests that compile a small dp4a kernel for sm_90a through NVRTC
-  # (CubinElf.Sm90Smem…, CubinElf.RandomByteFlips…, Report.Occupancy…, Report.ALogWithout…)
-  # crash the tracer at every exit since that session's change (they pass at d43d51f; the cause
-  # is not found). Where the second run fails only that way again, those tests run a third time
-  # with leak detection off: AddressSanitizer and UBSan still check them, leaks are not checked
-  # for them, and the run says so.
-  if [ "$rc" -ne 0 ] && tracer_only "$log.rerun"; then
-    echo "sanitize.sh: the tracer crashed again; running those tests with detect_leaks=0 (ASan and UBSan only, no leak check)"
-    ASAN_OPTIONS="${ASAN_OPTIONS}:detect_leaks=0" \
-      ctest --test-dir build-asan --output-on-failure --rerun-failed && rc=0 || rc=$?
-  fi
 fi
 exit "$rc"
