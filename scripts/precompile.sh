@@ -6,8 +6,10 @@
 # 50-117 s per shape compiling); the H200's tune then found all of them ("205/205 done in 1.4 s").
 #   SHAPES="examples/tp4.shapes examples/llama3-8b.shapes" OUTFILE=.stage/pre.sqlite.xz bash scripts/precompile.sh
 # Env: BUILD (the tree whose tools/i8gemm compiles: its templates are the kernels'; default
-# build), SHAPES, ARCH (sm_90a), OUTFILE (an .xz of the cache, default .stage/pre.sqlite.xz;
-# .sqlite writes the cache uncompressed), TUNE_FLAGS (the same candidate flags the GPU tune will
+# build; precompile with the very build you stage: the key's generator hash covers the templates
+# and the generator's sources, so a generator change after the precompile makes the GPU's tune
+# compile every candidate again), SHAPES, ARCH (sm_90a), OUTFILE (an .xz of the cache, default
+# .stage/pre.sqlite.xz; .sqlite writes the cache uncompressed), TUNE_FLAGS (the same candidate flags the GPU tune will
 # use, e.g. --experimental-packed-weight or --filter REGEX). Then on the GPU machine:
 #   PRECOMPILED=.stage/pre.sqlite.xz bash scripts/gpu_bench.sh   (carry the file)
 set -euo pipefail
