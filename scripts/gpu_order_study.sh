@@ -15,8 +15,10 @@
 # before the variant, default ping-pong 128x128: _bm128_bn128_bk128_wg2_s[0-9]+_), VARIANTS (what
 # follows it, the first the baseline; default the plain tile, its raster, hint, dynamic and cm2
 # twins), ROWS (allocations per process, default 6), PROCS (processes, default 1), NCU (0 skips
-# ncu), TESTS (0 skips the GPU tests), PRECOMPILED (a cache from scripts/precompile.sh: seeds every
-# variant's cache). Writes $OUT/order/<point>/{tune,six,ncu}_<variant>.*, race.txt and $OUT/order/table.txt.
+# ncu), NCU_METRICS (more ncu metrics, comma separated), TESTS (0 skips the GPU tests), TUNE_FLAGS
+# (more `tune` flags, e.g. --experimental-staged-store for _es1 variants), PRECOMPILED (a cache
+# from scripts/precompile.sh: seeds every variant's cache). Writes
+# $OUT/order/<point>/{tune,six,ncu}_<variant>.*, race.txt and $OUT/order/table.txt.
 # Exit status: non-zero when a step failed (the others still run).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -68,7 +70,7 @@ for point in $POINTS; do
   # The tuner's own race of every variant at once (its final round interleaves the finalists).
   all="${TILE}($(echo $VARIANTS | tr ' ' '|'))\$"
   [ -n "$seed" ] && cp "$seed" "$P/all.sqlite"
-  if timeout 240 "$BUILD/tools/i8gemm" tune --shape "$shape" --m "$m" --samples 20 --experimental-tile-order \
+  if timeout 240 "$BUILD/tools/i8gemm" tune --shape "$shape" --m "$m" --samples 20 --experimental-tile-order ${TUNE_FLAGS:-} \
       --filter "$all" --cache "$P/all.sqlite" >"$P/tune_all.log" 2>&1; then
     "$BUILD/tools/i8gemm" inspect race --cache "$P/all.sqlite" >"$P/race.txt" 2>&1
     grep -E '^ +[0-9]+ ' "$P/race.txt" | sed -E 's/ +/ /g; s/^/  race /' | cut -c1-160 | tee -a "$table"
@@ -82,7 +84,7 @@ for point in $POINTS; do
   for v in $VARIANTS; do
     cache="$P/$v.sqlite"
     [ -n "$seed" ] && cp "$seed" "$cache"
-    timeout 120 "$BUILD/tools/i8gemm" tune --shape "$shape" --m "$m" --samples 10 --experimental-tile-order \
+    timeout 120 "$BUILD/tools/i8gemm" tune --shape "$shape" --m "$m" --samples 10 --experimental-tile-order ${TUNE_FLAGS:-} \
       --filter "${TILE}${v}\$" --cache "$cache" >"$P/tune_$v.log" 2>&1 ||
       { status=1; echo "tune $v failed ($P/tune_$v.log)" | tee -a "$table"; continue; }
     cut=(--no-cutlass)
@@ -97,9 +99,9 @@ for point in $POINTS; do
       cutlass=""
       [ $first = 1 ] && cutlass=vllm_default
       OUT="$P/ncu_$v" POINTS="$shape:$m" CACHE="$cache" CUTLASS="$cutlass" SECTIONS="SpeedOfLight" \
-        METRICS="dram__bytes_read.sum,lts__t_sector_hit_rate.pct,sm__cycles_active.avg" \
+        METRICS="dram__bytes_read.sum,lts__t_sector_hit_rate.pct,sm__cycles_active.avg${NCU_METRICS:+,$NCU_METRICS}" \
         timeout 120 bash scripts/gpu_profile.sh >"$P/ncu_$v.txt" 2>&1 || status=1
-      grep -E "dram__bytes_read|hit_rate|sm__cycles_active|Duration" "$P/ncu_$v.txt" |
+      grep -E "dram__bytes|hit_rate|sm__cycles_active|Duration|${NCU_METRICS:+${NCU_METRICS//,/|}|}SM Frequency" "$P/ncu_$v.txt" |
         sed -E "s/ +/ /g; s/^/  $v ncu /" | tee -a "$table"
     fi
     first=0
