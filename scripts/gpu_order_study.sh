@@ -34,6 +34,8 @@ D="$OUT/order"
 mkdir -p "$D"
 status=0
 table="$D/table.txt"
+# every tune of the study: the tile-order twins, and what TUNE_FLAGS adds
+read -r -a tune_flags <<<"--experimental-tile-order ${TUNE_FLAGS:-}"
 : >"$table"
 
 if [ "${TESTS:-1}" != 0 ]; then
@@ -70,7 +72,7 @@ for point in $POINTS; do
   # The tuner's own race of every variant at once (its final round interleaves the finalists).
   all="${TILE}($(echo $VARIANTS | tr ' ' '|'))\$"
   [ -n "$seed" ] && cp "$seed" "$P/all.sqlite"
-  if timeout 240 "$BUILD/tools/i8gemm" tune --shape "$shape" --m "$m" --samples 20 --experimental-tile-order ${TUNE_FLAGS:-} \
+  if timeout 240 "$BUILD/tools/i8gemm" tune --shape "$shape" --m "$m" --samples 20 "${tune_flags[@]}" \
       --filter "$all" --cache "$P/all.sqlite" >"$P/tune_all.log" 2>&1; then
     "$BUILD/tools/i8gemm" inspect race --cache "$P/all.sqlite" >"$P/race.txt" 2>&1
     grep -E '^ +[0-9]+ ' "$P/race.txt" | sed -E 's/ +/ /g; s/^/  race /' | cut -c1-160 | tee -a "$table"
@@ -84,7 +86,7 @@ for point in $POINTS; do
   for v in $VARIANTS; do
     cache="$P/$v.sqlite"
     [ -n "$seed" ] && cp "$seed" "$cache"
-    timeout 120 "$BUILD/tools/i8gemm" tune --shape "$shape" --m "$m" --samples 10 --experimental-tile-order ${TUNE_FLAGS:-} \
+    timeout 120 "$BUILD/tools/i8gemm" tune --shape "$shape" --m "$m" --samples 10 "${tune_flags[@]}" \
       --filter "${TILE}${v}\$" --cache "$cache" >"$P/tune_$v.log" 2>&1 ||
       { status=1; echo "tune $v failed ($P/tune_$v.log)" | tee -a "$table"; continue; }
     cut=(--no-cutlass)
