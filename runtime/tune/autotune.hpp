@@ -36,6 +36,10 @@ struct TuneOptions {
   // pack of the same weights; never stored as a winner (policy.hpp, servable).
   bool experimental_packed_weight = false;
   bool experimental_tile_order = false;  // also race wgmma_tma's tile-order twins (Target's flag)
+  // The final round timed over this many placements of the operands (fresh allocations between
+  // them; Measurer::final_round), each finalist keeping its median placement. 1: one placement,
+  // the operands the first round used.
+  int final_placements = 1;
   // Skip the M buckets whose winner the cache already holds for this device, compiler and
   // generator (an interrupted tune carries on where it stopped); their results carry `stored`.
   bool resume = false;

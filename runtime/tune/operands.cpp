@@ -13,6 +13,31 @@ void fill_random(std::vector<int8_t>& v, std::mt19937_64& rng) {
   }
 }
 
+namespace {
+
+// The buffers of `v` in fresh allocations, each made while its old one is still held.
+void move_buffers(std::vector<DeviceBuffer>& v, CUstream st, bool copy) {
+  std::vector<DeviceBuffer> fresh;
+  fresh.reserve(v.size());
+  for (const DeviceBuffer& b : v) {
+    fresh.emplace_back(b.bytes());
+    if (copy && b.bytes())
+      I8G_CU(cuMemcpyDtoDAsync(CUdeviceptr(fresh.back().get()), CUdeviceptr(b.get()), b.bytes(), st));
+  }
+  I8G_CU(cuStreamSynchronize(st));
+  v.swap(fresh);
+}
+
+}  // namespace
+
+void Operands::move(CUstream st) {
+  move_buffers(x, st, true);
+  move_buffers(w, st, true);
+  move_buffers(out, st, false);  // written by every launch, read only after a launch
+  move_buffers(colsum, st, true);
+  for (auto& [name, v] : packed_w) move_buffers(v, st, true);
+}
+
 Operands::Operands(Engine& e, const GemmProblem& prob, int64_t rows, std::mt19937_64& rng, CUstream st,
                    const std::vector<PackedWeightLayout>& packs)
   : p(prob), m(rows) {

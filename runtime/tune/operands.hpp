@@ -47,6 +47,12 @@ struct Operands {
   Operands(Engine& e, const GemmProblem& prob, int64_t rows, std::mt19937_64& rng, CUstream st,
            const std::vector<PackedWeightLayout>& packs = {});
   int sets() const { return int(x.size()); }
+  // Moves every set's device buffers (x, w, out, the packs, the column sums) into memory allocated
+  // anew while the old is still held, so that the same operands sit at another placement; the
+  // contents are copied on `st`, which is synchronized. Pointers from args() and packed() taken
+  // before go stale (packed()'s vectors stay the same objects). The tuner's final round times its
+  // finalists over several placements (TuneOptions::final_placements).
+  void move(CUstream st);
   // The weight sets in layout `l`, set i the pack of w[i]; throws Error when `l` was not among
   // the constructor's `packs`.
   const std::vector<DeviceBuffer>& packed(const PackedWeightLayout& l) const;
