@@ -97,11 +97,13 @@ void Measurer::final_round(std::vector<CandidateResult>& cs, const std::vector<s
     }
   } catch (const Error&) {
     driver().cuStreamSynchronize(stream_);
+    ops_.release_moved();
     throw;
   }
+  ops_.release_moved();
   for (size_t i = 0; i < which.size(); ++i) {
     CandidateResult& c = cs[which[i]];
-    c.reason = final_round_reason(c.graph->median_us, which.size(), placements);
+    c.reason = final_round_reason(c.graph->median_us, which.size(), by_finalist[i]);
     c.graph = median_placement(by_finalist[i]);
   }
 }

@@ -57,11 +57,14 @@ std::vector<size_t> finalists(const std::vector<CandidateResult>& c) {
   return out;
 }
 
-std::string final_round_reason(double first_round_us, size_t finalists, int placements) {
-  if (placements > 1)
-    return fmt::format("final round: graph median of {} finalists timed in turn over {} placements of the operands, "
-                       "the median placement (first round {:.2f} us)",
-                       finalists, placements, first_round_us);
+std::string final_round_reason(double first_round_us, size_t finalists, const std::vector<Stats>& per_placement) {
+  if (per_placement.size() > 1) {
+    const auto [lo, hi] = std::minmax_element(per_placement.begin(), per_placement.end(),
+                                              [](const Stats& a, const Stats& b) { return a.median_us < b.median_us; });
+    return fmt::format("final round: graph median of {} finalists timed in turn over {} placements of the operands "
+                       "({:.2f}-{:.2f} us), the median placement (first round {:.2f} us)",
+                       finalists, per_placement.size(), lo->median_us, hi->median_us, first_round_us);
+  }
   return fmt::format("final round: graph median of {} finalists timed in turn (first round {:.2f} us)", finalists,
                      first_round_us);
 }

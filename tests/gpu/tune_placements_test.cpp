@@ -59,6 +59,25 @@ TEST_F(TunePlacements, MoveKeepsTheContentsAtNewAddresses) {
   }
 }
 
+TEST_F(TunePlacements, EachMovePutsTheOperandsWhereNoEarlierPlacementWas) {
+  TempDir dir;
+  Engine engine(0, dir.file("cache.sqlite"));
+  Stream stream;
+  std::mt19937_64 rng(11);
+  Operands ops(engine, GemmProblem{256, 512}, 16, rng, stream.get());
+  std::vector<CUdeviceptr> seen;
+  for (int placement = 0; placement < 3; ++placement) {
+    if (placement > 0) ops.move(stream.get());
+    for (int i = 0; i < ops.sets(); ++i) {
+      const CUdeviceptr w = CUdeviceptr(ops.w[size_t(i)].get());
+      for (CUdeviceptr old : seen) EXPECT_NE(w, old) << "placement " << placement << " set " << i << " reuses memory";
+      seen.push_back(w);
+    }
+  }
+  ops.release_moved();
+  EXPECT_EQ(ops.args(0).w, ops.w[0].get<signed char>()) << "the current placement survives release_moved()";
+}
+
 TEST_F(TunePlacements, FinalRoundOverThreePlacementsStoresAVerifiedWinner) {
   TempDir dir;
   const std::string path = dir.file("cache.sqlite");
@@ -78,7 +97,7 @@ TEST_F(TunePlacements, FinalRoundOverThreePlacementsStoresAVerifiedWinner) {
   for (const CandidateResult& c : r[0].candidates)
     if (c.reason.rfind("final round:", 0) == 0) {
       ++finalists;
-      EXPECT_NE(c.reason.find("over 3 placements of the operands"), std::string::npos) << c.reason;
+      EXPECT_NE(c.reason.find("over 3 placements of the operands ("), std::string::npos) << c.reason;
       ASSERT_TRUE(c.graph.has_value());
       EXPECT_GT(c.graph->median_us, 0.0);
     }
