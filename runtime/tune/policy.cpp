@@ -1,6 +1,7 @@
 #include "runtime/tune/policy.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -59,11 +60,11 @@ std::vector<size_t> finalists(const std::vector<CandidateResult>& c) {
 
 std::string final_round_reason(double first_round_us, size_t finalists, const std::vector<Stats>& per_placement) {
   if (per_placement.size() > 1) {
-    const auto [lo, hi] = std::minmax_element(per_placement.begin(), per_placement.end(),
-                                              [](const Stats& a, const Stats& b) { return a.median_us < b.median_us; });
+    std::vector<std::string> medians;
+    for (const Stats& s : per_placement) medians.push_back(fmt::format("{:.2f}", s.median_us));
     return fmt::format("final round: graph median of {} finalists timed in turn over {} placements of the operands "
-                       "({:.2f}-{:.2f} us), the median placement (first round {:.2f} us)",
-                       finalists, per_placement.size(), lo->median_us, hi->median_us, first_round_us);
+                       "({} us in turn), the median placement (first round {:.2f} us)",
+                       finalists, per_placement.size(), fmt::join(medians, " "), first_round_us);
   }
   return fmt::format("final round: graph median of {} finalists timed in turn (first round {:.2f} us)", finalists,
                      first_round_us);

@@ -76,8 +76,8 @@ inline constexpr double kFinalFraction = 0.10;
 inline constexpr size_t kMaxFinalists = 4;
 std::vector<size_t> finalists(const std::vector<CandidateResult>& c);
 // What a finalist's reason says: its first-round graph median, the round's size and, where the
-// round was timed over several placements of the operands, how many and the range of their
-// medians (`per_placement`: the finalist's times at each placement; one or none: a single one).
+// round was timed over several placements of the operands, how many and the median at each, in
+// the order timed (`per_placement`: the finalist's times at each placement; one or none: a single one).
 std::string final_round_reason(double first_round_us, size_t finalists, const std::vector<Stats>& per_placement = {});
 // A finalist's graph times over several placements of the operands (fresh allocations of the same
 // sets): the placement whose median is the median of them (the upper one of an even count), so

@@ -209,8 +209,8 @@ TEST(TunePolicy, FinalRoundKeepsTheMedianPlacement) {
   EXPECT_THROW(median_placement({}), Error);
   EXPECT_EQ(final_round_reason(12.345, 3, {a}), final_round_reason(12.345, 3));
   EXPECT_EQ(final_round_reason(12.345, 2, {a, c, b}),
-            "final round: graph median of 2 finalists timed in turn over 3 placements of the operands (94.00-117.00 "
-            "us), the median placement (first round 12.35 us)");
+            "final round: graph median of 2 finalists timed in turn over 3 placements of the operands (101.00 "
+            "117.00 94.00 us in turn), the median placement (first round 12.35 us)");
 }
 
 }  // namespace
