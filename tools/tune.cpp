@@ -36,7 +36,7 @@ struct TuneFlags {
        experimental_tile_order = false, resume = false;
   std::string arch, cache, filter, m = "1,16,256,4096", shard, devices;
   std::vector<std::string> argv;  // the whole command line (--devices starts one job per device with it)
-  int jobs = 0, device = 0, samples = 50, final_placements = 1;
+  int jobs = 0, device = 0, samples = 50, final_placements = i8g::TuneOptions{}.final_placements;
   double prune_factor = i8g::TuneOptions{}.prune_factor;
   // `t` with the experimental candidate sets these flags ask for.
   Target with_experiments(Target t) const {
@@ -385,8 +385,9 @@ void setup_tune(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--samples", opts->samples, "timed samples per candidate (20 launches each)")->check(CLI::Range(3, 1000));
   cmd->add_option("--final-placements", opts->final_placements,
                   "time the final round over this many placements of the operands (moved to fresh memory between "
-                  "them); each finalist keeps its median placement (default 1)")
-      ->check(CLI::Range(1, 8));
+                  "them); each finalist keeps its median placement")
+      ->check(CLI::Range(1, 8))
+      ->capture_default_str();
   cmd->add_option("--prune-factor", opts->prune_factor,
                   "candidates whose short probe is this many times the best probe so far are not fully timed "
                   "(a large value times every candidate)")
