@@ -142,7 +142,7 @@ void run_race(const RaceOptions& o) {
                  t.graph_median_us ? fmt::format("{}", ++rank) : std::string("-"), us_or_dash(t.graph_median_us),
                  us_or_dash(t.eager_median_us), ratio_text(t, w.time_us), to_string(t.status), t.candidate,
                  t.candidate == w.candidate ? "  <- winner" : "",
-                 t.reason.empty() ? "" : "  (" + t.reason.substr(0, 100) + ")");
+                 t.reason.empty() ? "" : "  (" + t.reason + ")");
     if (o.untuned) print_safe("untuned default (this build's rule): {}\n", untuned_text(u, w.time_us));
     print_safe("\n");
   }

@@ -36,7 +36,7 @@ struct TuneFlags {
        experimental_tile_order = false, resume = false;
   std::string arch, cache, filter, m = "1,16,256,4096", shard, devices;
   std::vector<std::string> argv;  // the whole command line (--devices starts one job per device with it)
-  int jobs = 0, device = 0, samples = 50;
+  int jobs = 0, device = 0, samples = 50, final_placements = i8g::TuneOptions{}.final_placements;
   double prune_factor = i8g::TuneOptions{}.prune_factor;
   // `t` with the experimental candidate sets these flags ask for.
   Target with_experiments(Target t) const {
@@ -111,6 +111,7 @@ void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<Name
   to.experimental_tile_order = o.experimental_tile_order;
   to.resume = o.resume;
   to.plan.samples = o.samples;
+  to.final_placements = o.final_placements;
   to.prune_factor = o.prune_factor;
   fmt::print("{} ({} SMs, {}), driver {}, cache {}\n", engine->device().name, t.sm_count, t.arch,
              engine->device().driver_version, cache.path());
@@ -382,6 +383,11 @@ void setup_tune(CLI::App& app, const std::vector<std::string>& argv) {
                   "I/N: tune only job I's share (from 0) of the work list, dealt round robin to N jobs (on a GPU the "
                   "(shape, M) buckets, with --compile-only the kernels); merge the N caches with `cache merge`");
   cmd->add_option("--samples", opts->samples, "timed samples per candidate (20 launches each)")->check(CLI::Range(3, 1000));
+  cmd->add_option("--final-placements", opts->final_placements,
+                  "time the final round over this many placements of the operands (moved to fresh memory between "
+                  "them); each finalist keeps its median placement")
+      ->check(CLI::Range(1, 8))
+      ->capture_default_str();
   cmd->add_option("--prune-factor", opts->prune_factor,
                   "candidates whose short probe is this many times the best probe so far are not fully timed "
                   "(a large value times every candidate)")

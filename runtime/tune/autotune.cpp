@@ -59,7 +59,7 @@ void store(cache::Cache& cache, const cache::TuneKey& key, const BucketResult& r
 // kernel into `keep`, which outlives the round), all timed again in turn. When that fails the
 // first round's times stand and the finalists' reasons say why.
 template <class LaunchOf>
-void final_round(Measurer& measurer, BucketResult& r, LaunchOf launch_of) {
+void final_round(Measurer& measurer, BucketResult& r, int placements, LaunchOf launch_of) {
   const std::vector<size_t> fin = finalists(r.candidates);
   if (fin.empty()) return;
   try {
@@ -67,7 +67,7 @@ void final_round(Measurer& measurer, BucketResult& r, LaunchOf launch_of) {
     keep.reserve(fin.size());
     std::vector<Launch> launches;
     for (size_t i : fin) launches.push_back(launch_of(r.candidates[i].candidate, keep));
-    measurer.final_round(r.candidates, fin, launches);
+    measurer.final_round(r.candidates, fin, launches, placements);
   } catch (const Error& e) {
     const std::string why = e.what();
     for (size_t i : fin) r.candidates[i].reason = "final round failed, the first round's times stand: " + why.substr(0, 500);
@@ -185,7 +185,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
       r.candidates.push_back(c);
       say(timing, r.candidates.size(), to_time);
     }
-    final_round(measurer, r, [&](const Candidate& c, std::vector<KernelInstance>& keep) -> Launch {
+    final_round(measurer, r, opt.final_placements, [&](const Candidate& c, std::vector<KernelInstance>& keep) -> Launch {
       if (const LtAlgo* a = lt_algo_of(c)) return run_lt(a->index);
       keep.push_back(engine.instantiate(*kernel_of(c), m));
       return run_kernel(keep.back());

@@ -36,6 +36,12 @@ struct TuneOptions {
   // pack of the same weights; never stored as a winner (policy.hpp, servable).
   bool experimental_packed_weight = false;
   bool experimental_tile_order = false;  // also race wgmma_tma's tile-order twins (Target's flag)
+  // The final round timed over this many placements of the operands (fresh allocations between
+  // them; Measurer::final_round), each finalist keeping its median placement. 1: one placement,
+  // the operands the first round used. 5 since session 37: over two tunes on an H100, the
+  // placement-0 pick cost 3-12% in 4 of 46 buckets where the median placement's pick cost none
+  // (docs/tuning.md, step 6).
+  int final_placements = 5;
   // Skip the M buckets whose winner the cache already holds for this device, compiler and
   // generator (an interrupted tune carries on where it stopped); their results carry `stored`.
   bool resume = false;

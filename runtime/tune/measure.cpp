@@ -86,18 +86,25 @@ void Measurer::measure(CandidateResult& c, const Launch& launch) {
 }
 
 void Measurer::final_round(std::vector<CandidateResult>& cs, const std::vector<size_t>& which,
-                           const std::vector<Launch>& launches) {
-  std::vector<Stats> st;
+                           const std::vector<Launch>& launches, int placements) {
+  placements = std::max(placements, 1);
+  std::vector<std::vector<Stats>> by_finalist(launches.size());
   try {
-    st = time_graphs_interleaved(launches, stream_, plan_);
+    for (int r = 0; r < placements; ++r) {
+      if (r > 0) ops_.move(stream_);
+      const std::vector<Stats> st = time_graphs_interleaved(launches, stream_, plan_);
+      for (size_t i = 0; i < st.size(); ++i) by_finalist[i].push_back(st[i]);
+    }
   } catch (const Error&) {
     driver().cuStreamSynchronize(stream_);
+    ops_.release_moved();
     throw;
   }
+  ops_.release_moved();
   for (size_t i = 0; i < which.size(); ++i) {
     CandidateResult& c = cs[which[i]];
-    c.reason = final_round_reason(c.graph->median_us, which.size());
-    c.graph = st[i];
+    c.reason = final_round_reason(c.graph->median_us, which.size(), by_finalist[i]);
+    c.graph = median_placement(by_finalist[i]);
   }
 }
 

@@ -30,9 +30,12 @@ class Measurer {
   void measure(CandidateResult& c, const Launch& launch);
   // The final round (policy.hpp, finalists): times launches[i], the candidate cs[which[i]], again
   // with every finalist's samples interleaved, and replaces their graph times with these; each
-  // reason then says so. On a CUDA error nothing is replaced and the Error is thrown on.
+  // reason then says so. With `placements` > 1 the round is timed that many times, the operands
+  // moved to fresh memory between them (Operands::move), and each finalist keeps its median
+  // placement (policy.hpp, median_placement). On a CUDA error nothing is replaced and the Error is
+  // thrown on.
   void final_round(std::vector<CandidateResult>& cs, const std::vector<size_t>& which,
-                   const std::vector<Launch>& launches);
+                   const std::vector<Launch>& launches, int placements = 1);
 
  private:
   Operands& ops_;

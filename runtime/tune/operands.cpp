@@ -13,6 +13,33 @@ void fill_random(std::vector<int8_t>& v, std::mt19937_64& rng) {
   }
 }
 
+namespace {
+
+// The buffers of `v` in fresh allocations, each made while its old one is still held; the old
+// ones go to `held`.
+void move_buffers(std::vector<DeviceBuffer>& v, CUstream st, bool copy, std::vector<std::vector<DeviceBuffer>>& held) {
+  std::vector<DeviceBuffer> fresh;
+  fresh.reserve(v.size());
+  for (const DeviceBuffer& b : v) {
+    fresh.emplace_back(b.bytes());
+    if (copy && b.bytes())
+      I8G_CU(cuMemcpyDtoDAsync(CUdeviceptr(fresh.back().get()), CUdeviceptr(b.get()), b.bytes(), st));
+  }
+  I8G_CU(cuStreamSynchronize(st));
+  v.swap(fresh);
+  held.push_back(std::move(fresh));
+}
+
+}  // namespace
+
+void Operands::move(CUstream st) {
+  move_buffers(x, st, true, moved_);
+  move_buffers(w, st, true, moved_);
+  move_buffers(out, st, false, moved_);  // written by every launch, read only after a launch
+  move_buffers(colsum, st, true, moved_);
+  for (auto& [name, v] : packed_w) move_buffers(v, st, true, moved_);
+}
+
 Operands::Operands(Engine& e, const GemmProblem& prob, int64_t rows, std::mt19937_64& rng, CUstream st,
                    const std::vector<PackedWeightLayout>& packs)
   : p(prob), m(rows) {

@@ -47,6 +47,15 @@ struct Operands {
   Operands(Engine& e, const GemmProblem& prob, int64_t rows, std::mt19937_64& rng, CUstream st,
            const std::vector<PackedWeightLayout>& packs = {});
   int sets() const { return int(x.size()); }
+  // Moves every set's device buffers (x, w, out, the packs, the column sums) into memory allocated
+  // anew while every earlier placement is still held (kept until release_moved()), so that each
+  // move puts the same operands at a placement not used before; the contents are copied on `st`,
+  // which is synchronized. Pointers from args() and packed() taken before go stale (packed()'s
+  // vectors stay the same objects). The tuner's final round times its finalists over several
+  // placements (TuneOptions::final_placements).
+  void move(CUstream st);
+  // Frees the placements that move() left behind.
+  void release_moved() { moved_.clear(); }
   // The weight sets in layout `l`, set i the pack of w[i]; throws Error when `l` was not among
   // the constructor's `packs`.
   const std::vector<DeviceBuffer>& packed(const PackedWeightLayout& l) const;
@@ -67,6 +76,9 @@ struct Operands {
     a.k = p.k;
     return a;
   }
+
+ private:
+  std::vector<std::vector<DeviceBuffer>> moved_;  // earlier placements, held so that none is reused
 };
 
 }  // namespace i8g

@@ -1,8 +1,11 @@
 #include "runtime/tune/policy.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+
+#include "core/error.hpp"
 
 namespace i8g {
 
@@ -55,9 +58,23 @@ std::vector<size_t> finalists(const std::vector<CandidateResult>& c) {
   return out;
 }
 
-std::string final_round_reason(double first_round_us, size_t finalists) {
+std::string final_round_reason(double first_round_us, size_t finalists, const std::vector<Stats>& per_placement) {
+  if (per_placement.size() > 1) {
+    std::vector<std::string> medians;
+    for (const Stats& s : per_placement) medians.push_back(fmt::format("{:.2f}", s.median_us));
+    return fmt::format("final round: graph median of {} finalists timed in turn over {} placements of the operands "
+                       "({} us in turn), the median placement (first round {:.2f} us)",
+                       finalists, per_placement.size(), fmt::join(medians, " "), first_round_us);
+  }
   return fmt::format("final round: graph median of {} finalists timed in turn (first round {:.2f} us)", finalists,
                      first_round_us);
+}
+
+Stats median_placement(std::vector<Stats> per_placement) {
+  if (per_placement.empty()) throw Error("autotune", "median_placement: no placement timed");
+  std::stable_sort(per_placement.begin(), per_placement.end(),
+                   [](const Stats& a, const Stats& b) { return a.median_us < b.median_us; });
+  return per_placement[per_placement.size() / 2];
 }
 
 std::optional<double> baseline_us(const std::vector<CandidateResult>& c) {

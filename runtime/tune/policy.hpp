@@ -75,8 +75,16 @@ double speedup(std::optional<double> baseline_us, double winner_us);
 inline constexpr double kFinalFraction = 0.10;
 inline constexpr size_t kMaxFinalists = 4;
 std::vector<size_t> finalists(const std::vector<CandidateResult>& c);
-// What a finalist's reason says: its first-round graph median and the round's size.
-std::string final_round_reason(double first_round_us, size_t finalists);
+// What a finalist's reason says: its first-round graph median, the round's size and, where the
+// round was timed over several placements of the operands, how many and the median at each, in
+// the order timed (`per_placement`: the finalist's times at each placement; one or none: a single one).
+std::string final_round_reason(double first_round_us, size_t finalists, const std::vector<Stats>& per_placement = {});
+// A finalist's graph times over several placements of the operands (fresh allocations of the same
+// sets): the placement whose median is the median of them (the upper one of an even count), so
+// the time stored is one that was measured. Session 36 (H100): our ping-pong 128x128 ran 93-118 us
+// over 30 allocations of 4096x4096 M = 4096 where CUTLASS ran 96-98, and one race's placements
+// put it 10% ahead of a twin that was 10% faster by the median over them (docs/wgmma_tma.md).
+Stats median_placement(std::vector<Stats> per_placement);
 
 // Fills r's winner, baseline_us and speedup from r.candidates, and gives every fully timed
 // candidate that is not servable kNotServableReason.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/error.hpp"
 #include "generator/generator.hpp"
 #include "runtime/tune/policy.hpp"
 
@@ -191,6 +192,25 @@ TEST(TunePolicy, FinalistsAreTheFullyTimedWithinTenPercentAtMostFour) {
   EXPECT_TRUE(finalists({timed(kernel(0), 10.0)}).empty());
   EXPECT_TRUE(finalists({}).empty());
   EXPECT_EQ(final_round_reason(12.345, 3), "final round: graph median of 3 finalists timed in turn (first round 12.35 us)");
+}
+
+// Over several placements of the operands a finalist keeps the placement whose median is the
+// median (the upper one of an even count): a time that was measured, whole (its p90 and min too).
+TEST(TunePolicy, FinalRoundKeepsTheMedianPlacement) {
+  const Stats a{101.0, 103.0, 99.0}, b{94.0, 95.0, 93.0}, c{117.0, 118.0, 115.0}, d{106.0, 107.0, 105.0};
+  auto same = [](const Stats& x, const Stats& y) {
+    return x.median_us == y.median_us && x.p90_us == y.p90_us && x.min_us == y.min_us;
+  };
+  EXPECT_TRUE(same(median_placement({a}), a)) << "one placement: its own times";
+  EXPECT_TRUE(same(median_placement({a, b, c}), a));
+  EXPECT_TRUE(same(median_placement({c, b, a}), a)) << "whatever the order they were timed in";
+  EXPECT_TRUE(same(median_placement({a, b, c, d}), d)) << "even count: the upper median";
+  EXPECT_TRUE(same(median_placement({b, b}), b));
+  EXPECT_THROW(median_placement({}), Error);
+  EXPECT_EQ(final_round_reason(12.345, 3, {a}), final_round_reason(12.345, 3));
+  EXPECT_EQ(final_round_reason(12.345, 2, {a, c, b}),
+            "final round: graph median of 2 finalists timed in turn over 3 placements of the operands (101.00 "
+            "117.00 94.00 us in turn), the median placement (first round 12.35 us)");
 }
 
 }  // namespace
