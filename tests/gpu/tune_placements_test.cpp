@@ -13,6 +13,7 @@
 #include "runtime/tune/autotune.hpp"
 #include "runtime/tune/operands.hpp"
 #include "tests/gpu/gpu_support.hpp"
+#include "tests/gpu/tune_support.hpp"
 #include "tests/support/files.hpp"
 
 namespace i8g::gputest {
@@ -84,11 +85,7 @@ TEST_F(TunePlacements, FinalRoundOverThreePlacementsStoresAVerifiedWinner) {
   Engine engine(0, path);
   cache::Cache cache(path, cache::Cache::Mode::read_write);
   const GemmProblem p{256, 512};
-  TuneOptions o;
-  o.filter = "_bm16_bn32_bk128_";  // a few kernels beside cuBLASLt's algorithms, all launch-bound here
-  o.plan.samples = 5;
-  o.plan.warmup = 5;
-  o.ms = {16};
+  TuneOptions o = quick_tune_options({16});  // launch-bound kernels beside cuBLASLt's algorithms
   o.final_placements = 3;
   const std::vector<BucketResult> r = autotune(engine, cache, p, o);
   ASSERT_EQ(r.size(), 1u);

@@ -10,6 +10,7 @@
 #include "runtime/serve/engine.hpp"
 #include "runtime/tune/autotune.hpp"
 #include "tests/gpu/gpu_support.hpp"
+#include "tests/gpu/tune_support.hpp"
 #include "tests/support/files.hpp"
 
 namespace i8g::gputest {
@@ -25,11 +26,7 @@ TEST_F(TuneResume, StoredBucketsAreSkippedAndTheRestTuned) {
   Engine engine(0, path);
   cache::Cache cache(path, cache::Cache::Mode::read_write);
   const GemmProblem p{256, 512};
-  TuneOptions o;
-  o.filter = "_bm16_bn32_bk128_";  // a few candidates keep the test short
-  o.plan.samples = 5;
-  o.plan.warmup = 5;
-  o.ms = {16, 1};
+  TuneOptions o = quick_tune_options({16, 1});
   const std::vector<BucketResult> first = autotune(engine, cache, p, o);
   ASSERT_EQ(first.size(), 2u);
   for (const BucketResult& r : first) {
