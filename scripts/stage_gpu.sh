@@ -12,7 +12,7 @@ cmake --build "$FROM" -j"$(nproc)"
 # Only .stage/build is replaced: scripts and shape lists written beside it in .stage/ stay.
 rm -rf .stage/build && mkdir -p .stage/build/tools .stage/build/tests .stage/build/runtime .stage/build/bench
 for f in tools/i8gemm tools/i8gemm_hiprtc_worker tools/example_serving runtime/libi8gemm.so runtime/libi8gemm.so.0 \
-    bench/i8gemm_peers bench/map_encode; do
+    bench/i8gemm_peers bench/map_encode bench/i8gemm_timeline; do
   [ -e "$FROM/$f" ] && cp -L "$FROM/$f" ".stage/build/$f"  # plain files: links may not travel
 done
 for t in "$FROM"/tests/test_*; do

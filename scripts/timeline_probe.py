@@ -10,11 +10,28 @@
       timing) each consumer prints one line. Put OUT as NAME.cu in a folder and run
       `I8GEMM_SOURCE_OVERRIDE_DIR=folder i8gemm tune --filter 'NAME$' ...`: the tuner checks it
       bit-exact as any kernel, and the lines land in its stdout.
+  instrument-tiles IN.cu OUT.cu
+      Per work unit instead of per consumer, and without printf (a printf call in the kernel
+      makes ptxas serialize every wgmma, C7510: session 38 saw the stamped ping-pong 128x128 run
+      134 us against 96): each consumer's first thread notes (clock64 from its block's entry)
+      when it got each unit, when its turn came (ping-pong), when the unit's first K tile
+      arrived, the cycles it spent waiting for K tiles, when the unit's main loop and its
+      epilogue ended, and per consumer its SM, entry and exit %globaltimer and cycles, into the
+      global `i8g_probe` (16 units per consumer at most, 1024 blocks). bench/timeline_main.cpp
+      (i8gemm_timeline) launches such a kernel over fresh operands and writes those stamps out
+      as `tile` and `cons` lines.
+  report-tiles LOG
+      Per launch of i8gemm_timeline's log: its span (first entry to last consumer done, by
+      %globaltimer), the spread of block ends, main loops and K-tile waits, and what the last
+      blocks to finish had (their SMs, units, main loop times, start); then the slowest against
+      the fastest third of the launches.
   report LOG
       Reads those lines: per consumer the start skew (its block's entry after the first block's,
       ns), and the cycles from entry to barriers ready, to its first K tile, to the end of its
       main loop and of its epilogue, converted to ns with the clock the lines themselves show;
       prints the distribution (min / median / max over consumers) of each.
+      (Its printf makes ptxas serialize the kernel's wgmma, C7510, so its times are not the
+      kernel's: use instrument-tiles.)
 """
 import re
 import statistics
@@ -42,6 +59,9 @@ def instrument(src, launch):
                 "  const long long p_c0 = clock64();\n"
                 "  const unsigned base = (smem_addr(smem)")
     body = once(body, "  grid_order();\n", "  grid_order();\n  const long long p_ready = clock64() - p_c0;\n")
+    # Everything below stamps the consumers' code, which starts at the consumer index.
+    split = body.index("  const int c = role - 1;  // consumer index\n")
+    prod, body = body[:split], body[split:]
     body = once(body, "  const int c = role - 1;  // consumer index\n",
                 "  const int c = role - 1;  // consumer index\n"
                 "  const unsigned p_launch = t == 0 ? atomicAdd(&i8g_probe_ticket, 1u) / (2u * gridDim.x) : 0u;\n"
@@ -59,6 +79,162 @@ def instrument(src, launch):
                 "           (unsigned long long)(clock64() - p_c0), p_ready, p_first, p_main, p_epi);\n"
                 "  // With a cluster, no block exits while the other may still arrive")
     return head + body
+
+
+# One consumer's row of i8g_probe: 16 units of 8 words (start, tm, tn, turn, first K tile, K-tile
+# wait cycles, main loop end, epilogue end), then its header (units, SM, entry and exit
+# %globaltimer, cycles). bench/timeline_main.cpp reads the same layout.
+PROBE_UNITS, PROBE_WORDS = 16, 8
+PROBE_ROW = (PROBE_UNITS + 1) * PROBE_WORDS
+
+
+def instrument_tiles(src):
+    k = src.index("wgmma_tma_kernel(const __grid_constant__")
+    head, body = src[:k], src[k:]
+
+    def once(text, old, new):
+        assert text.count(old) >= 1, f"anchor not found: {old!r}"
+        return text.replace(old, new, 1)
+
+    head = once(head, "namespace i8g {", f'extern "C" __device__ long long i8g_probe[1024 * 2 * {PROBE_ROW}];\n'
+                "namespace i8g {\n"
+                "__device__ __forceinline__ unsigned long long i8g_gtime() { unsigned long long t; "
+                "asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); return t; }\n"
+                "__device__ __forceinline__ unsigned i8g_smid() { unsigned s; "
+                "asm volatile(\"mov.u32 %0, %%smid;\" : \"=r\"(s)); return s; }\n")
+    body = once(body, "  const unsigned base = (smem_addr(smem)",
+                "  const unsigned long long p_g0 = i8g_gtime();\n"
+                "  const long long p_c0 = clock64();\n"
+                "  const unsigned base = (smem_addr(smem)")
+    # Everything below stamps the consumers' code, which starts at the consumer index.
+    split = body.index("  const int c = role - 1;  // consumer index\n")
+    prod, body = body[:split], body[split:]
+    body = once(body, "  const int c = role - 1;  // consumer index\n",
+                "  const int c = role - 1;  // consumer index\n"
+                "  const bool p_on = t == 0 && blockIdx.x < 1024u;\n"
+                f"  long long* const p_row = i8g_probe + (blockIdx.x * 2 + c) * {PROBE_ROW};\n"
+                "  int p_n = 0;\n  long long p_kw = 0;\n")
+    # The unit's start: it is known (and ping-pong's turn not yet waited for).
+    body = once(body, "    const int tm = w.tm, tn = w.tn;\n",
+                "    const int tm = w.tm, tn = w.tn;\n"
+                "    if (p_on && p_n < 16) { p_row[p_n * 8 + 0] = clock64() - p_c0; p_row[p_n * 8 + 1] = tm;"
+                " p_row[p_n * 8 + 2] = tn; }\n    p_kw = 0;\n")
+    body = once(body, "    // No group is in flight here (wait_group 0 ended the last tile), so zeroing is safe.\n",
+                "    if (p_on && p_n < 16) p_row[p_n * 8 + 3] = clock64() - p_c0;\n"
+                "    // No group is in flight here (wait_group 0 ended the last tile), so zeroing is safe.\n")
+    body = once(body, "      tma::mbar_wait(full(stage), phase);\n",
+                "      const long long p_b = p_on ? clock64() : 0;\n"
+                "      tma::mbar_wait(full(stage), phase);\n"
+                "      if (p_on) { const long long p_a = clock64(); p_kw += p_a - p_b;"
+                " if (kt == 0 && p_n < 16) p_row[p_n * 8 + 4] = p_a - p_c0; }\n")
+    body = once(body, "    tma::wgmma_wait<0>();\n",
+                "    tma::wgmma_wait<0>();\n"
+                "    if (p_on && p_n < 16) { p_row[p_n * 8 + 5] = p_kw; p_row[p_n * 8 + 6] = clock64() - p_c0; }\n")
+    stamp_e = "        if (p_on && p_n < 16) p_row[p_n * 8 + 7] = clock64() - p_c0;\n        ++p_n;\n"
+    if "        store_tile_tma<MI" in body:
+        i = body.index("        store_tile_tma<MI")
+        j = body.index("        continue;\n", i)
+        body = body[:j] + stamp_e + body[j:]
+    body = once(body, "    store_tile<MI, BN, PRE_EPI, WSC, OUT, BIAS, ASYM>(args, acc, ops, row0, (long long)tn * BN, M, N, t);\n",
+                "    store_tile<MI, BN, PRE_EPI, WSC, OUT, BIAS, ASYM>(args, acc, ops, row0, (long long)tn * BN, M, N, t);\n"
+                + stamp_e.replace("        ", "    "))
+    body = once(body, "  // With a cluster, no block exits while the other may still arrive",
+                "  if (p_on) {\n"
+                "    long long* h = p_row + 16 * 8;\n"
+                "    h[0] = p_n; h[1] = i8g_smid(); h[2] = (long long)p_g0; h[3] = (long long)i8g_gtime();"
+                " h[4] = clock64() - p_c0;\n"
+                "  }\n"
+                "  // With a cluster, no block exits while the other may still arrive")
+    return head + prod + body
+
+
+def report_tiles(lines):
+    tpat = re.compile(r"tile L=(\d+) b=(\d+) c=(\d+) sm=(\d+) j=(\d+) tm=(-?\d+) tn=(-?\d+) s=(-?\d+) w=(-?\d+) "
+                      r"f=(-?\d+) kw=(-?\d+) m=(-?\d+) e=(-?\d+)")
+    cpat = re.compile(r"cons L=(\d+) b=(\d+) c=(\d+) sm=(\d+) n=(\d+) g0=(\d+) g1=(\d+) clk=(\d+)")
+    lpat = re.compile(r"launch L=(\d+) row=(\d+) event_us=([\d.]+)")
+    tiles, cons, meta = {}, {}, {}
+    for ln in lines:
+        m = lpat.search(ln)
+        if m:
+            meta[int(m.group(1))] = (int(m.group(2)), float(m.group(3)))
+            continue
+        m = tpat.search(ln)
+        if m:
+            v = [int(x) for x in m.groups()]
+            tiles.setdefault(v[0], []).append(dict(zip("L b c sm j tm tn s w f kw m e".split(), v)))
+            continue
+        m = cpat.search(ln)
+        if m:
+            v = [int(x) for x in m.groups()]
+            cons.setdefault(v[0], []).append(dict(zip("L b c sm n g0 g1 clk".split(), v)))
+    if not cons:
+        sys.exit("report-tiles: no cons lines")
+    med = statistics.median
+    summary = []
+    for launch in sorted(cons):
+        cs, ts = cons[launch], tiles.get(launch, [])
+        ghz = med(c["clk"] / (c["g1"] - c["g0"]) for c in cs if c["g1"] > c["g0"])
+        g_first = min(c["g0"] for c in cs)
+        # A block ends when its last consumer does (its entry + the consumer's cycles).
+        ends = {}
+        for c in cs:
+            e = c["g0"] - g_first + c["clk"] / ghz
+            ends[c["b"]] = max(ends.get(c["b"], 0.0), e)
+        span = max(ends.values())
+        main = [(t["m"] - t["w"]) / ghz for t in ts]
+        epi = [(t["e"] - t["m"]) / ghz for t in ts]
+        kw = [t["kw"] / ghz for t in ts]
+        turn = [(t["w"] - t["s"]) / ghz for t in ts]
+        start = [c["g0"] - g_first for c in cs]
+        by_b = {}
+        for t in ts:
+            by_b.setdefault(t["b"], []).append(t)
+        sm_of = {c["b"]: c["sm"] for c in cs}
+        g0_of = {c["b"]: c["g0"] - g_first for c in cs}
+        last = sorted(ends, key=ends.get)[-6:]
+        summary.append(dict(L=launch, span=span, ghz=ghz, main=med(main) if main else 0, kw=med(kw) if kw else 0,
+                            main_max=max(main) if main else 0, end_min=min(ends.values()), end_med=med(ends.values()),
+                            start_max=max(start), blocks=len(ends), units=len(ts),
+                            busy=[sum((t["m"] - t["w"]) / ghz for t in by_b.get(b, [])) for b in ends]))
+        row, event = meta.get(launch, (-1, 0.0))
+        summary[-1].update(row=row, event=event)
+        print(f"launch {launch} (row {row}, event {event:.1f} us): {len(ends)} blocks, {len(ts)} units, "
+              f"span {span / 1e3:.1f} us, SM ~{ghz:.2f} GHz; "
+              f"block ends min {min(ends.values()) / 1e3:.1f} median {med(ends.values()) / 1e3:.1f} us; "
+              f"latest entry {max(start) / 1e3:.2f} us")
+        if main:
+            q = sorted(main)
+            print(f"  per unit (us): main loop median {med(main) / 1e3:.2f} (p10 {q[len(q) // 10] / 1e3:.2f}, "
+                  f"p90 {q[9 * len(q) // 10] / 1e3:.2f}, max {max(main) / 1e3:.2f}), of it waiting for K tiles "
+                  f"median {med(kw) / 1e3:.2f} max {max(kw) / 1e3:.2f}; epilogue median {med(epi) / 1e3:.2f} "
+                  f"max {max(epi) / 1e3:.2f}; turn wait median {med(turn) / 1e3:.2f}")
+        for b in reversed(last):
+            us = by_b.get(b, [])
+            print(f"  late block {b:>3} sm {sm_of[b]:>3}: end {ends[b] / 1e3:6.1f} us, entry {g0_of[b] / 1e3:5.2f}, "
+                  f"{len(us)} units, main loops " + " ".join(f"{(t['m'] - t['w']) / ghz / 1e3:.1f}" for t in
+                                                            sorted(us, key=lambda t: t['s'])) +
+                  ", K waits " + " ".join(f"{t['kw'] / ghz / 1e3:.1f}" for t in sorted(us, key=lambda t: t['s'])) +
+                  ", tiles " + " ".join(f"{t['tm']},{t['tn']}" for t in sorted(us, key=lambda t: t['s'])))
+    rows = {}
+    for r in summary:
+        rows.setdefault(r["row"], []).append(r)
+    print("\nspans by row (us; the launch's events in brackets):")
+    for row, rs in sorted(rows.items()):
+        print(f"  row {row}: " + " ".join(f"{r['span'] / 1e3:.1f} ({r['event']:.1f})" for r in rs))
+    if len(summary) >= 3:
+        summary.sort(key=lambda r: r["span"])
+        k = max(1, len(summary) // 3)
+        fast, slow = summary[:k], summary[-k:]
+        print(f"\n{len(summary)} launches; fastest third against slowest third (means):")
+        for key, name in [("span", "span (us)"), ("end_med", "median block end (us)"), ("end_min", "first block end (us)"),
+                          ("main", "median unit main loop (us)"), ("main_max", "longest unit main loop (us)"),
+                          ("kw", "median K-tile wait per unit (us)"), ("start_max", "latest block entry (us)"),
+                          ("ghz", "SM clock (GHz)")]:
+            f = statistics.mean(r[key] for r in fast)
+            s_ = statistics.mean(r[key] for r in slow)
+            scale = 1 if key == "ghz" else 1e3
+            print(f"  {name:<36} {f / scale:10.2f} {s_ / scale:10.2f}  {s_ / f if f else 0:6.3f}")
 
 
 def report(lines):
@@ -100,6 +276,16 @@ def main(argv):
             out = instrument(f.read(), launch)
         with open(argv[2], "w") as f:
             f.write(out)
+        return 0
+    if len(argv) == 3 and argv[0] == "instrument-tiles":
+        with open(argv[1]) as f:
+            out = instrument_tiles(f.read())
+        with open(argv[2], "w") as f:
+            f.write(out)
+        return 0
+    if len(argv) == 2 and argv[0] == "report-tiles":
+        with open(argv[1]) as f:
+            report_tiles(f.readlines())
         return 0
     if len(argv) == 2 and argv[0] == "report":
         with open(argv[1]) as f:

@@ -32,6 +32,8 @@ class KernelInstance {
   KernelInstance(KernelSpec spec, CUfunction fn, int64_t max_m, int sm_count = 0);
 
   const KernelSpec& spec() const { return spec_; }
+  // The loaded entry point (for diagnostics that read its module's globals: cuFuncGetModule).
+  CUfunction function() const { return fn_; }
   int64_t max_m() const { return max_m_; }
   // The kernel over a.m rows (at most max_m) on `stream`; n, k and workspace come from the
   // instance; families that load with TMA get their two tensor maps from the instance's map

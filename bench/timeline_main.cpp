@@ -1,0 +1,126 @@
+// i8gemm_timeline: where one wgmma_tma kernel's launch spends its time, unit by unit and SM by SM
+// (a diagnostic, not a benchmark). The kernel must be one stamped by
+// `scripts/timeline_probe.py instrument-tiles` and loaded through I8GEMM_SOURCE_OVERRIDE_DIR: its
+// consumers write their units' clock64 stamps and their SM and %globaltimer into the global
+// `i8g_probe` (layout in timeline_probe.py). For each of --rows rows (each its own operands,
+// allocated while the earlier rows' are still held, so no row reuses another's memory) and each
+// of --launches launches: --warm launches back to back over the row's rotating sets, then the
+// probe cleared and one more launch (back to back with the warm ones, or with --isolated after a
+// synchronize and a 256 MB write that pushes the operands out of L2), timed by events; its
+// stamps are read back and written as `tile` and `cons` lines (timeline_probe.py report-tiles).
+// A kernel without the probe gets the same launches and only their `launch` lines (event times).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "core/error.hpp"
+#include "runtime/gpu/cuda_driver.hpp"
+#include "runtime/gpu/device_buffer.hpp"
+#include "runtime/gpu/kernel_instance.hpp"
+#include "runtime/serve/engine.hpp"
+#include "runtime/tune/operands.hpp"
+
+namespace {
+
+constexpr int kUnits = 16, kWords = 8, kRow = (kUnits + 1) * kWords;  // timeline_probe.py's PROBE_*
+
+struct Event {
+  CUevent e = nullptr;
+  Event() { I8G_CU(cuEventCreate(&e, CU_EVENT_DEFAULT)); }
+  ~Event() { i8g::driver().cuEventDestroy(e); }
+};
+
+int run(int argc, char** argv) {
+  CLI::App app{"i8gemm_timeline: one stamped kernel's units and SMs over fresh operands (GPU)"};
+  std::string kernel, cache, out_path;
+  int64_t m = 0;
+  int rows = 6, launches = 4, warm = 40;
+  bool isolated = false;
+  app.add_option("--kernel", kernel, "the kernel's name (stamped, through I8GEMM_SOURCE_OVERRIDE_DIR)")->required();
+  app.add_option("--m", m, "rows of x")->required()->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+  app.add_option("--cache", cache, "i8gemm cache (the kernel is compiled into it when missing)")->required();
+  app.add_option("--rows", rows, "operand allocations")->check(CLI::Range(1, 64))->capture_default_str();
+  app.add_option("--launches", launches, "stamped launches per row")->check(CLI::Range(1, 100))->capture_default_str();
+  app.add_option("--warm", warm, "launches before each stamped one")->check(CLI::Range(0, 10000))->capture_default_str();
+  app.add_flag("--isolated", isolated, "each stamped launch alone, after a synchronize and an L2 flush");
+  app.add_option("-o,--output", out_path, "write the lines here")->required();
+  CLI11_PARSE(app, argc, argv);
+
+  const i8g::KernelSpec spec = i8g::KernelSpec::parse_name(kernel);
+  if (spec.config.family != i8g::Family::wgmma_tma)
+    throw i8g::Error(i8g::ErrorKind::invalid_argument, "i8gemm_timeline", "only wgmma_tma kernels are stamped");
+  i8g::Engine e(0, cache);
+  const i8g::KernelInstance inst = e.instantiate(spec, m);
+  CUmodule mod = nullptr;
+  I8G_CU(cuFuncGetModule(&mod, inst.function()));
+  CUdeviceptr probe = 0;
+  size_t probe_bytes = 0;
+  // A kernel without the probe (not stamped) is timed by its events alone.
+  if (i8g::driver().cuModuleGetGlobal(&probe, &probe_bytes, mod, "i8g_probe") != CUDA_SUCCESS) {
+    probe = 0;
+    probe_bytes = 0;
+    std::fprintf(stderr, "i8gemm_timeline: %s has no i8g_probe (not stamped): events only\n", kernel.c_str());
+  }
+  FILE* out = std::fopen(out_path.c_str(), "w");
+  if (!out) throw i8g::Error(i8g::ErrorKind::invalid_argument, "i8gemm_timeline", "cannot write " + out_path);
+  std::unique_ptr<FILE, int (*)(FILE*)> closer(out, std::fclose);
+
+  i8g::Stream st;
+  Event e0, e1;
+  i8g::DeviceBuffer flush(isolated ? size_t(256) << 20 : 0);
+  std::vector<long long> host(probe_bytes / sizeof(long long));
+  std::mt19937_64 rng(20261206);
+  std::vector<std::unique_ptr<i8g::Operands>> held;  // every row's operands, so none is reused
+  int launch = 0;
+  for (int r = 0; r < rows; ++r) {
+    held.push_back(std::make_unique<i8g::Operands>(e, spec.problem, m, rng, st.s));
+    const i8g::Operands& ops = *held.back();
+    int call = 0;
+    for (int l = 0; l < launches; ++l, ++launch) {
+      for (int i = 0; i < warm; ++i) inst.launch(ops.args(call++), st.s);
+      if (isolated) {
+        I8G_CU(cuStreamSynchronize(st.s));
+        I8G_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(flush.get()), uint8_t(launch), flush.bytes(), st.s));
+      }
+      if (probe) I8G_CU(cuMemsetD8Async(probe, 0, probe_bytes, st.s));
+      I8G_CU(cuEventRecord(e0.e, st.s));
+      inst.launch(ops.args(call++), st.s);
+      I8G_CU(cuEventRecord(e1.e, st.s));
+      I8G_CU(cuStreamSynchronize(st.s));
+      float ms = 0;
+      I8G_CU(cuEventElapsedTime(&ms, e0.e, e1.e));
+      if (probe) I8G_CU(cuMemcpyDtoH(host.data(), probe, probe_bytes));
+      fmt::print(out, "launch L={} row={} event_us={:.2f}\n", launch, r, ms * 1e3);
+      for (size_t c = 0; (c + 1) * kRow <= host.size(); ++c) {
+        const long long* q = host.data() + c * kRow;
+        const long long* h = q + kUnits * kWords;
+        if (h[2] == 0) continue;  // a consumer this launch did not have
+        const long long units = std::min<long long>(h[0], kUnits);
+        for (long long j = 0; j < units; ++j) {
+          const long long* u = q + j * kWords;
+          fmt::print(out, "tile L={} b={} c={} sm={} j={} tm={} tn={} s={} w={} f={} kw={} m={} e={}\n", launch, c / 2,
+                     c % 2, h[1], j, u[1], u[2], u[0], u[3], u[4], u[5], u[6], u[7]);
+        }
+        fmt::print(out, "cons L={} b={} c={} sm={} n={} g0={} g1={} clk={}\n", launch, c / 2, c % 2, h[1], h[0], h[2],
+                   h[3], h[4]);
+      }
+    }
+    fmt::print("row {}: {} stamped launches\n", r, launches);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "i8gemm_timeline: %s\n", ex.what());
+    return 1;
+  }
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Experimental edits of a wgmma_tma kernel's inline source, for timing through
+I8GEMM_SOURCE_OVERRIDE_DIR (a diagnostic: what wins here moves into the generator and templates).
+
+  source_variant.py IN.cu OUT.cu EDIT[,EDIT...]
+
+IN is `i8gemm inspect source NAME --inline`. Edits:
+  krot   the producer walks each unit's K tiles from a rotated start: unit (tm, tn) begins at K
+         tile ((tm + tn) % 8) * n / 8 of its n and wraps around. The consumers take the stages as
+         they come: int32 sums are exact in any order, so the result is the same bits. Units
+         that share a w tile (one column, consecutive rows in a group) or an x tile then read
+         different K tiles at the same moment instead of the same lines. Only without K pairs
+         (the name's bk128 tiles: KP = 1).
+  cs     the register-store epilogue's interior stores are st.global.cs (evict first: the output
+         is written once, so its lines should not push operands out of L2).
+"""
+import sys
+
+
+def once(text, old, new, start=0):
+    i = text.find(old, start)
+    assert i >= 0, f"anchor not found: {old!r}"
+    return text[:i] + new + text[i + len(old):]
+
+
+def krot(src):
+    k = src.index("wgmma_tma_kernel(const __grid_constant__")
+    head, body = src[:k], src[k:]
+    p = body.index("const int next = DS ?")  # the producer's unit loop
+    body = once(body, "      const int tm = w.tm, tn = w.tn;\n",
+                "      const int tm = w.tm, tn = w.tn;\n"
+                "      static_assert(KP == 1, \"krot: no K pairs\");\n"
+                "      const int p_rot = ((tm + tn) % 8) * (w.n / 8);\n"
+                "      auto p_k = [&](int k) { return w.k0 + (k - w.k0 + p_rot) % w.n; };\n", p)
+    q = body.index("const int p_rot")
+    end = body.index("      u = next;\n", q)
+    seg = body[q:end]
+    n = seg.count("(kt + j) * BK")
+    assert n >= 4, f"krot: {n} K coordinates in the producer"
+    seg = seg.replace("(kt + j) * BK", "p_k(kt + j) * BK")
+    return head + body[:q] + seg + body[end:]
+
+
+def cs(src):
+    old = "      *reinterpret_cast<uint2*>(rowp[i][h] + 16 * j) = odd ? make_uint2(got, p1) : make_uint2(p0, got);\n"
+    new = ("      {\n        const uint2 v = odd ? make_uint2(got, p1) : make_uint2(p0, got);\n"
+           "        asm volatile(\"st.global.cs.v2.u32 [%0], {%1, %2};\" :: \"l\"(rowp[i][h] + 16 * j), \"r\"(v.x), "
+           "\"r\"(v.y) : \"memory\");\n      }\n")
+    return once(src, old, new)
+
+
+EDITS = {"krot": krot, "cs": cs}
+
+
+def main(argv):
+    if len(argv) != 3 or any(e not in EDITS for e in argv[2].split(",")):
+        sys.stderr.write(__doc__)
+        return 2
+    with open(argv[0]) as f:
+        src = f.read()
+    for e in argv[2].split(","):
+        src = EDITS[e](src)
+    with open(argv[1], "w") as f:
+        f.write(src)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
