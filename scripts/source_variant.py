@@ -58,6 +58,10 @@ def main(argv):
         return 2
     with open(argv[0]) as f:
         src = f.read()
+    if "wgmma_tma_kernel(const __grid_constant__" not in src:
+        sys.stderr.write("source_variant: no wgmma_tma_kernel in this source (give `i8gemm inspect source NAME --inline` "
+                         "of a wgmma_tma kernel)\n")
+        return 2
     for e in argv[2].split(","):
         src = EDITS[e](src)
     with open(argv[1], "w") as f:

@@ -89,6 +89,9 @@ PROBE_ROW = (PROBE_UNITS + 1) * PROBE_WORDS
 
 
 def instrument_tiles(src):
+    if "wgmma_tma_kernel(const __grid_constant__" not in src:
+        sys.exit("instrument-tiles: no wgmma_tma_kernel in this source (give `i8gemm inspect source NAME --inline` "
+                 "of a wgmma_tma kernel)")
     k = src.index("wgmma_tma_kernel(const __grid_constant__")
     head, body = src[:k], src[k:]
 

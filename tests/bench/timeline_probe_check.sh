@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# scripts/timeline_probe.py and scripts/source_variant.py, the diagnostics bench/i8gemm_timeline and
+# scripts/gpu_variants.sh run on the GPU: their edits still find their anchors in this build's
+# wgmma_tma source (ping-pong 128x128 with the register store and with the staged store), the
+# edited kernels compile through I8GEMM_SOURCE_OVERRIDE_DIR without a printf or a stack frame
+# (a call in the kernel makes ptxas serialize every wgmma, C7510), the report reads a fixture to
+# the numbers it holds, and bad input gets a message and a non-zero status.
+#   timeline_probe_check.sh I8GEMM   (the built CLI)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+i8gemm="$1"
+tp="$root/scripts/timeline_probe.py"
+sv="$root/scripts/source_variant.py"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "timeline_probe_check: FAIL: $*" >&2; exit 1; }
+
+pre=i8g_sm90a_wgmma_tma_n4096_k4096_nk_tok_ch_bf16_bm128_bn128_bk128_wg2
+for tail in _s7_sc2_sk1 _s5_sc2_sk1_es1; do
+  name=$pre$tail
+  "$i8gemm" inspect source "$name" --inline -o "$tmp/plain.cu" >/dev/null
+  mkdir -p "$tmp/ovr$tail"
+  python3 "$sv" "$tmp/plain.cu" "$tmp/v.cu" krot,cs || fail "source_variant krot,cs on $name"
+  [ "$(grep -c 'p_k(kt + j) \* BK' "$tmp/v.cu")" = 6 ] || fail "krot: not every producer load's K coordinate rotated"
+  grep -q 'st.global.cs.v2.u32' "$tmp/v.cu" || fail "cs: no streaming store"
+  python3 "$tp" instrument-tiles "$tmp/v.cu" "$tmp/ovr$tail/$name.cu" || fail "instrument-tiles on $name"
+  grep -q 'extern "C" __device__ long long i8g_probe\[' "$tmp/ovr$tail/$name.cu" || fail "no i8g_probe"
+  [ "$(grep -c 'p_row\[p_n \* 8 + 7\]' "$tmp/ovr$tail/$name.cu")" -ge 1 ] || fail "no epilogue stamp"
+  [ "$(grep -c printf "$tmp/ovr$tail/$name.cu" || true)" = "$(grep -c printf "$tmp/plain.cu" || true)" ] ||
+    fail "the stamps print"
+  flags=()
+  [ "$tail" = _s5_sc2_sk1_es1 ] && flags=(--experimental-staged-store)
+  I8GEMM_SOURCE_OVERRIDE_DIR="$tmp/ovr$tail" "$i8gemm" tune --compile-only --arch sm_90a --shape 4096x4096 --m 4096 \
+    "${flags[@]}" --filter "$tail\$" --cache "$tmp/c.sqlite" >"$tmp/tune.log" 2>&1 || { cat "$tmp/tune.log"; fail "compile"; }
+  "$i8gemm" inspect show "$name" --cache "$tmp/c.sqlite" >"$tmp/show.txt" 2>&1 || fail "inspect show $name"
+  grep -q "override" "$tmp/show.txt" || fail "$name was not compiled from the override"
+  ! grep -q "C7510" "$tmp/show.txt" || fail "$name: ptxas serializes its wgmma"
+  grep -Eq "stack frame +0 B" "$tmp/show.txt" || { grep "stack frame" "$tmp/show.txt"; fail "$name: a stack frame"; }
+done
+
+# The report on two launches of two blocks (ns = cycles / 2: the clock is 2 GHz by their spans).
+cat >"$tmp/log" <<'EOF'
+launch L=0 row=0 event_us=12.00
+tile L=0 b=0 c=0 sm=3 j=0 tm=0 tn=0 s=0 w=100 f=200 kw=2000 m=10100 e=12100
+cons L=0 b=0 c=0 sm=3 n=1 g0=1000000 g1=1006050 clk=12100
+tile L=0 b=1 c=0 sm=5 j=0 tm=1 tn=0 s=0 w=100 f=200 kw=4000 m=16100 e=18100
+cons L=0 b=1 c=0 sm=5 n=1 g0=1001000 g1=1010100 clk=18200
+launch L=1 row=1 event_us=8.00
+tile L=1 b=0 c=0 sm=3 j=0 tm=0 tn=0 s=0 w=100 f=200 kw=0 m=10100 e=11900
+cons L=1 b=0 c=0 sm=3 n=1 g0=2000000 g1=2006000 clk=12000
+tile L=1 b=1 c=0 sm=5 j=0 tm=1 tn=0 s=0 w=100 f=200 kw=0 m=10100 e=11900
+cons L=1 b=1 c=0 sm=5 n=1 g0=2000000 g1=2006000 clk=12000
+EOF
+python3 "$tp" report-tiles "$tmp/log" >"$tmp/report.txt" || fail "report-tiles"
+grep -q "launch 0 (row 0, event 12.0 us): 2 blocks, 2 units, span 10.1 us, SM ~2.00 GHz" "$tmp/report.txt" ||
+  { cat "$tmp/report.txt"; fail "launch 0's span: block 1 enters 1 us late and runs 9.1 us"; }
+grep -q "main loop median 6.50" "$tmp/report.txt" || { cat "$tmp/report.txt"; fail "launch 0's main loops: 5 and 8 us"; }
+grep -q "row 1: 6.0 (8.0)" "$tmp/report.txt" || { cat "$tmp/report.txt"; fail "spans by row"; }
+
+# Bad input.
+if python3 "$sv" "$tmp/plain.cu" "$tmp/x.cu" nosuch 2>"$tmp/err"; then fail "an unknown edit was accepted"; fi
+grep -q "Edits:" "$tmp/err" || fail "an unknown edit: no usage"
+echo "int main() {}" >"$tmp/other.cu"
+if python3 "$tp" instrument-tiles "$tmp/other.cu" "$tmp/x.cu" 2>"$tmp/err"; then fail "a source without the kernel was stamped"; fi
+grep -q "wgmma_tma_kernel" "$tmp/err" || { cat "$tmp/err"; fail "no message for a source without the kernel"; }
+if python3 "$tp" report-tiles /dev/null 2>"$tmp/err"; then fail "an empty log was reported"; fi
+grep -q "no cons lines" "$tmp/err" || fail "no message for an empty log"
+echo "timeline_probe_check: ok"
