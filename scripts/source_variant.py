@@ -13,6 +13,13 @@ IN is `i8gemm inspect source NAME --inline`. Edits:
          (the name's bk128 tiles: KP = 1).
   cs     the register-store epilogue's interior stores are st.global.cs (evict first: the output
          is written once, so its lines should not push operands out of L2).
+  lock   the producers of the units that share an operand tile in a group (GROUP_M consecutive
+         units: one w tile where M >= N, one x tile where M < N) meet before each unit's loads:
+         each adds 1 to its set's counter in a module global and waits until the set's round is
+         complete or 3000 cycles have passed (never a deadlock; the counters carry on from
+         launch to launch, rounds staying aligned while every launch has the same M). Session
+         38 saw the slow mode follow how many readers of a tile are in phase; this holds them
+         together at each unit's start. Static schedules without clusters or splits only.
 """
 import sys
 
@@ -49,7 +56,35 @@ def cs(src):
     return once(src, old, new)
 
 
-EDITS = {"krot": krot, "cs": cs}
+def lock(src):
+    k = src.index("wgmma_tma_kernel(const __grid_constant__")
+    head, body = src[:k], src[k:]
+    head = once(head, "namespace i8g {", "namespace i8g {\n__device__ unsigned i8g_lock[8192];\n")
+    p = body.index("const int next = DS ?")  # the producer's unit loop
+    body = once(body, "      const int tm = w.tm, tn = w.tn;\n",
+                "      const int tm = w.tm, tn = w.tn;\n"
+                "      static_assert(CM == 1 && SPLIT_K == 1 && CK == 1 && DS == 0, \"lock: static schedules of tiles\");\n"
+                "      {\n"
+                "        const int l_grouped = along_n ? tiles_n : tiles_m, l_walked = along_n ? tiles_m : tiles_n;\n"
+                "        const int l_g = (along_n ? tn : tm) / GROUP_M;\n"
+                "        const unsigned l_members = unsigned(min(GROUP_M, l_grouped - l_g * GROUP_M));\n"
+                "        const int l_set = l_g * l_walked + (along_n ? tm : tn);\n"
+                "        if (l_set < 8192) {\n"
+                "          unsigned* l_cnt = i8g_lock + l_set;\n"
+                "          const unsigned l_old = atomicAdd(l_cnt, 1u);\n"
+                "          const unsigned l_target = (l_old / l_members + 1u) * l_members;\n"
+                "          const long long l_t0 = clock64();\n"
+                "          for (;;) {\n"
+                "            unsigned l_v;\n"
+                "            asm volatile(\"ld.relaxed.gpu.global.u32 %0, [%1];\" : \"=r\"(l_v) : \"l\"(l_cnt) : \"memory\");\n"
+                "            if (int(l_v - l_target) >= 0 || clock64() - l_t0 > 3000) break;\n"
+                "          }\n"
+                "        }\n"
+                "      }\n", p)
+    return head + body
+
+
+EDITS = {"krot": krot, "cs": cs, "lock": lock}
 
 
 def main(argv):

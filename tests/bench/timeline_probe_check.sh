@@ -20,9 +20,10 @@ for tail in _s7_sc2_sk1 _s5_sc2_sk1_es1; do
   name=$pre$tail
   "$i8gemm" inspect source "$name" --inline -o "$tmp/plain.cu" >/dev/null
   mkdir -p "$tmp/ovr$tail"
-  python3 "$sv" "$tmp/plain.cu" "$tmp/v.cu" krot,cs || fail "source_variant krot,cs on $name"
+  python3 "$sv" "$tmp/plain.cu" "$tmp/v.cu" krot,cs,lock || fail "source_variant krot,cs,lock on $name"
   [ "$(grep -c 'p_k(kt + j) \* BK' "$tmp/v.cu")" = 6 ] || fail "krot: not every producer load's K coordinate rotated"
   grep -q 'st.global.cs.v2.u32' "$tmp/v.cu" || fail "cs: no streaming store"
+  [ "$(grep -c 'atomicAdd(l_cnt, 1u)' "$tmp/v.cu")" = 1 ] || fail "lock: not one meeting in the producer"
   python3 "$tp" instrument-tiles "$tmp/v.cu" "$tmp/ovr$tail/$name.cu" || fail "instrument-tiles on $name"
   grep -q 'extern "C" __device__ long long i8g_probe\[' "$tmp/ovr$tail/$name.cu" || fail "no i8g_probe"
   [ "$(grep -c 'p_row\[p_n \* 8 + 7\]' "$tmp/ovr$tail/$name.cu")" -ge 1 ] || fail "no epilogue stamp"
