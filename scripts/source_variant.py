@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Experimental edits of a wgmma_tma kernel's inline source, for timing through
+"""Experimental edits of a kernel's inline source, for timing through
 I8GEMM_SOURCE_OVERRIDE_DIR (a diagnostic: what wins here moves into the generator and templates).
 
   source_variant.py IN.cu OUT.cu EDIT[,EDIT...]
 
-IN is `i8gemm inspect source NAME --inline`. Edits:
+IN is `i8gemm inspect source NAME --inline`. Edits of wgmma_tma kernels:
   krot   the producer walks each unit's K tiles from a rotated start: unit (tm, tn) begins at K
          tile ((tm + tn) % 8) * n / 8 of its n and wraps around. The consumers take the stages as
          they come: int32 sums are exact in any order, so the result is the same bits. Units
@@ -20,6 +20,12 @@ IN is `i8gemm inspect source NAME --inline`. Edits:
          launch to launch, rounds staying aligned while every launch has the same M). Session
          38 saw the slow mode follow how many readers of a tile are in phase; this holds them
          together at each unit's start. Static schedules without clusters or splits only.
+Edits of decode_mma kernels (issue 13: at M = 16 every block of 28672 x 4096 reads all of x again,
+as many bytes as the weight, session 36):
+  xca    the shared ring's x copies are cp.async.ca (allocated in L1, where the next blocks on
+         the SM find them) instead of .cg (L2 only); the weight's stay .cg.
+  xl1    the register ring's x loads carry L1::evict_last (kept in L1 over the weight, which is
+         not allocated there).
 """
 import sys
 
@@ -84,7 +90,20 @@ def lock(src):
     return head + body
 
 
-EDITS = {"krot": krot, "cs": cs, "lock": lock}
+def xca(src):
+    old = "          cp_async_16(dst + dec::ring_offset(row, unit, BK), args.x + min(m, M - 1) * K + kb, k_in && m < M);\n"
+    new = ("          asm volatile(\"cp.async.ca.shared.global [%0], [%1], 16, %2;\\n\" ::\"r\"(dst + dec::ring_offset(row, unit, BK)),"
+           " \"l\"(args.x + min(m, M - 1) * K + kb), \"r\"(k_in && m < M ? 16 : 0) : \"memory\");\n")
+    return once(src, old, new)
+
+
+def xl1(src):
+    old = '  asm volatile("ld.global.nc.v4.s32 {%0, %1, %2, %3}, [%4];\\n"'
+    new = '  asm volatile("ld.global.nc.L1::evict_last.v4.s32 {%0, %1, %2, %3}, [%4];\\n"'
+    return once(src, old, new, src.index("__device__ __forceinline__ int4 load_act("))
+
+
+EDITS = {"krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1}
 
 
 def main(argv):
@@ -93,12 +112,13 @@ def main(argv):
         return 2
     with open(argv[0]) as f:
         src = f.read()
-    if "wgmma_tma_kernel(const __grid_constant__" not in src:
-        sys.stderr.write("source_variant: no wgmma_tma_kernel in this source (give `i8gemm inspect source NAME --inline` "
-                         "of a wgmma_tma kernel)\n")
-        return 2
     for e in argv[2].split(","):
-        src = EDITS[e](src)
+        try:
+            src = EDITS[e](src)
+        except (AssertionError, ValueError) as err:
+            sys.stderr.write(f"source_variant: {e} does not apply to this source ({err}); give `i8gemm inspect source "
+                             "NAME --inline` of a kernel of its family\n")
+            return 2
     with open(argv[1], "w") as f:
         f.write(src)
     return 0

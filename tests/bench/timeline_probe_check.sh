@@ -39,6 +39,26 @@ for tail in _s7_sc2_sk1 _s5_sc2_sk1_es1; do
   grep -Eq "stack frame +0 B" "$tmp/show.txt" || { grep "stack frame" "$tmp/show.txt"; fail "$name: a stack frame"; }
 done
 
+# The decode edits on the shared-ring and the register-ring decode kernels: x's copies and loads
+# change, the weight's do not, and the kernels compile.
+dpre=i8g_sm90a_decode_mma_n28672_k4096_nk_tok_ch_bf16
+for tail in _bm16_bn16_bk128_wk8_s2_sk1_sc1 _bm8_bn64_bk64_wk4_s2_sk1; do
+  name=$dpre$tail
+  "$i8gemm" inspect source "$name" --inline -o "$tmp/dplain.cu" >/dev/null
+  mkdir -p "$tmp/dovr$tail"
+  python3 "$sv" "$tmp/dplain.cu" "$tmp/dovr$tail/$name.cu" xca,xl1 || fail "source_variant xca,xl1 on $name"
+  [ "$(grep -c 'cp.async.ca.shared.global' "$tmp/dovr$tail/$name.cu")" = 1 ] || fail "xca: not the one x copy"
+  [ "$(grep -c 'L1::evict_last' "$tmp/dovr$tail/$name.cu")" = 1 ] || fail "xl1: not the one x load"
+  [ "$(grep -c 'L1::no_allocate.L2::256B' "$tmp/dovr$tail/$name.cu")" = "$(grep -c 'L1::no_allocate.L2::256B' "$tmp/dplain.cu")" ] ||
+    fail "the weight's loads changed"
+  I8GEMM_SOURCE_OVERRIDE_DIR="$tmp/dovr$tail" "$i8gemm" tune --compile-only --arch sm_90a --shape 28672x4096 --m 16 \
+    --filter "$tail\$" --cache "$tmp/d.sqlite" >"$tmp/tune.log" 2>&1 || { cat "$tmp/tune.log"; fail "compile $name"; }
+  "$i8gemm" inspect show "$name" --cache "$tmp/d.sqlite" >"$tmp/show.txt" 2>&1 || fail "inspect show $name"
+  grep -q "override" "$tmp/show.txt" || fail "$name not from the override"
+done
+if python3 "$sv" "$tmp/dplain.cu" "$tmp/x.cu" krot 2>"$tmp/err"; then fail "krot applied to a decode kernel"; fi
+grep -q "does not apply" "$tmp/err" || { cat "$tmp/err"; fail "no message for an edit of another family"; }
+
 # The report on two launches of two blocks (ns = cycles / 2: the clock is 2 GHz by their spans).
 cat >"$tmp/log" <<'EOF'
 launch L=0 row=0 event_us=12.00
@@ -60,7 +80,7 @@ grep -q "row 1: 6.0 (8.0)" "$tmp/report.txt" || { cat "$tmp/report.txt"; fail "s
 
 # Bad input.
 if python3 "$sv" "$tmp/plain.cu" "$tmp/x.cu" nosuch 2>"$tmp/err"; then fail "an unknown edit was accepted"; fi
-grep -q "Edits:" "$tmp/err" || fail "an unknown edit: no usage"
+grep -q "Edits of" "$tmp/err" || fail "an unknown edit: no usage"
 echo "int main() {}" >"$tmp/other.cu"
 if python3 "$tp" instrument-tiles "$tmp/other.cu" "$tmp/x.cu" 2>"$tmp/err"; then fail "a source without the kernel was stamped"; fi
 grep -q "wgmma_tma_kernel" "$tmp/err" || { cat "$tmp/err"; fail "no message for a source without the kernel"; }
