@@ -21,18 +21,13 @@
 #include "runtime/gpu/cuda_driver.hpp"
 #include "runtime/gpu/device_buffer.hpp"
 #include "runtime/gpu/kernel_instance.hpp"
+#include "runtime/gpu/timing.hpp"
 #include "runtime/serve/engine.hpp"
 #include "runtime/tune/operands.hpp"
 
 namespace {
 
 constexpr int kUnits = 16, kWords = 8, kRow = (kUnits + 1) * kWords;  // timeline_probe.py's PROBE_*
-
-struct Event {
-  CUevent e = nullptr;
-  Event() { I8G_CU(cuEventCreate(&e, CU_EVENT_DEFAULT)); }
-  ~Event() { i8g::driver().cuEventDestroy(e); }
-};
 
 int run(int argc, char** argv) {
   CLI::App app{"i8gemm_timeline: one stamped kernel's units and SMs over fresh operands (GPU)"};
@@ -68,7 +63,7 @@ int run(int argc, char** argv) {
   std::unique_ptr<FILE, int (*)(FILE*)> closer(out, std::fclose);
 
   i8g::Stream st;
-  Event e0, e1;
+  i8g::Event e0, e1;
   i8g::DeviceBuffer flush(isolated ? size_t(256) << 20 : 0);
   std::vector<long long> host(probe_bytes / sizeof(long long));
   std::mt19937_64 rng(20261206);

@@ -36,9 +36,20 @@ def once(text, old, new, start=0):
     return text[:i] + new + text[i + len(old):]
 
 
+# The wgmma_tma kernel's definition; a source is split there into what precedes it (the inlined
+# templates, where globals go) and the kernel itself.
+KERNEL = "wgmma_tma_kernel(const __grid_constant__"
+# The consumers' code starts here (everything before it in the kernel: setup and the producer).
+CONSUMERS = "  const int c = role - 1;  // consumer index\n"
+
+
+def split_kernel(src):
+    k = src.index(KERNEL)
+    return src[:k], src[k:]
+
+
 def krot(src):
-    k = src.index("wgmma_tma_kernel(const __grid_constant__")
-    head, body = src[:k], src[k:]
+    head, body = split_kernel(src)
     p = body.index("const int next = DS ?")  # the producer's unit loop
     body = once(body, "      const int tm = w.tm, tn = w.tn;\n",
                 "      const int tm = w.tm, tn = w.tn;\n"
@@ -63,8 +74,7 @@ def cs(src):
 
 
 def lock(src):
-    k = src.index("wgmma_tma_kernel(const __grid_constant__")
-    head, body = src[:k], src[k:]
+    head, body = split_kernel(src)
     head = once(head, "namespace i8g {", "namespace i8g {\n__device__ unsigned i8g_lock[8192];\n")
     p = body.index("const int next = DS ?")  # the producer's unit loop
     body = once(body, "      const int tm = w.tm, tn = w.tn;\n",

@@ -37,33 +37,42 @@ import re
 import statistics
 import sys
 
+from source_variant import CONSUMERS, KERNEL, once, split_kernel
+
+# Device helpers both stampings put beside the kernel: %globaltimer and the SM's id.
+HELPERS = ("__device__ __forceinline__ unsigned long long i8g_gtime() { unsigned long long t; "
+           "asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); return t; }\n"
+           "__device__ __forceinline__ unsigned i8g_smid() { unsigned s; "
+           "asm volatile(\"mov.u32 %0, %%smid;\" : \"=r\"(s)); return s; }\n")
+# Every thread's entry stamps (%globaltimer and clock64), before the shared memory's setup.
+ENTRY = "  const unsigned base = (smem_addr(smem)"
+ENTRY_STAMPS = "  const unsigned long long p_g0 = i8g_gtime();\n  const long long p_c0 = clock64();\n" + ENTRY
+
+
+def stamp_entry(src, globals_):
+    """The kernel's source split at its consumers: (what precedes them, with `globals_` and the
+    helpers before the templates' namespace and the entry stamps in the kernel; the consumers)."""
+    if KERNEL not in src:
+        sys.exit("no wgmma_tma_kernel in this source (give `i8gemm inspect source NAME --inline` of a wgmma_tma "
+                 "kernel)")
+    head, body = split_kernel(src)
+    head = once(head, "namespace i8g {", globals_ + "namespace i8g {\n" + HELPERS)
+    body = once(body, ENTRY, ENTRY_STAMPS)
+    split = body.index(CONSUMERS)
+    return head + body[:split], body[split:]
+
+
 PRINT = ("probe L=%u blk=%d c=%d sm=%u units=%d g0=%llu g1=%llu clk=%llu ready=%lld first=%lld "
          "main=%lld epi=%lld\\n")
 
 
 def instrument(src, launch):
-    k = src.index("wgmma_tma_kernel(const __grid_constant__")
-    head, body = src[:k], src[k:]
-
-    def once(text, old, new):
-        assert text.count(old) >= 1, f"anchor not found: {old!r}"
-        return text.replace(old, new, 1)
-
-    head = once(head, "namespace i8g {", "namespace i8g {\n__device__ unsigned i8g_probe_ticket;\n"
-                "__device__ __forceinline__ unsigned long long i8g_gtime() { unsigned long long t; "
-                "asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); return t; }\n"
-                "__device__ __forceinline__ unsigned i8g_smid() { unsigned s; "
-                "asm volatile(\"mov.u32 %0, %%smid;\" : \"=r\"(s)); return s; }\n")
-    body = once(body, "  const unsigned base = (smem_addr(smem)",
-                "  const unsigned long long p_g0 = i8g_gtime();\n"
-                "  const long long p_c0 = clock64();\n"
-                "  const unsigned base = (smem_addr(smem)")
-    body = once(body, "  grid_order();\n", "  grid_order();\n  const long long p_ready = clock64() - p_c0;\n")
-    # Everything below stamps the consumers' code, which starts at the consumer index.
-    split = body.index("  const int c = role - 1;  // consumer index\n")
-    prod, body = body[:split], body[split:]
-    body = once(body, "  const int c = role - 1;  // consumer index\n",
-                "  const int c = role - 1;  // consumer index\n"
+    front, body = stamp_entry(src, "")
+    front = once(front, "namespace i8g {\n", "namespace i8g {\n__device__ unsigned i8g_probe_ticket;\n")
+    front = once(front, "  grid_order();\n", "  grid_order();\n  const long long p_ready = clock64() - p_c0;\n",
+                 front.index(KERNEL))
+    body = once(body, CONSUMERS,
+                CONSUMERS +
                 "  const unsigned p_launch = t == 0 ? atomicAdd(&i8g_probe_ticket, 1u) / (2u * gridDim.x) : 0u;\n"
                 "  long long p_first = -1, p_main = -1, p_epi = -1;\n  int p_units = 0;\n")
     body = once(body, "      tma::mbar_wait(full(stage), phase);\n",
@@ -78,7 +87,7 @@ def instrument(src, launch):
                 f"    printf(\"{PRINT}\", p_launch, int(blockIdx.x), c, i8g_smid(), p_units, p_g0, i8g_gtime(),\n"
                 "           (unsigned long long)(clock64() - p_c0), p_ready, p_first, p_main, p_epi);\n"
                 "  // With a cluster, no block exits while the other may still arrive")
-    return head + body
+    return front + body
 
 
 # One consumer's row of i8g_probe: 16 units of 8 words (start, tm, tn, turn, first K tile, K-tile
@@ -89,31 +98,9 @@ PROBE_ROW = (PROBE_UNITS + 1) * PROBE_WORDS
 
 
 def instrument_tiles(src):
-    if "wgmma_tma_kernel(const __grid_constant__" not in src:
-        sys.exit("instrument-tiles: no wgmma_tma_kernel in this source (give `i8gemm inspect source NAME --inline` "
-                 "of a wgmma_tma kernel)")
-    k = src.index("wgmma_tma_kernel(const __grid_constant__")
-    head, body = src[:k], src[k:]
-
-    def once(text, old, new):
-        assert text.count(old) >= 1, f"anchor not found: {old!r}"
-        return text.replace(old, new, 1)
-
-    head = once(head, "namespace i8g {", f'extern "C" __device__ long long i8g_probe[1024 * 2 * {PROBE_ROW}];\n'
-                "namespace i8g {\n"
-                "__device__ __forceinline__ unsigned long long i8g_gtime() { unsigned long long t; "
-                "asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); return t; }\n"
-                "__device__ __forceinline__ unsigned i8g_smid() { unsigned s; "
-                "asm volatile(\"mov.u32 %0, %%smid;\" : \"=r\"(s)); return s; }\n")
-    body = once(body, "  const unsigned base = (smem_addr(smem)",
-                "  const unsigned long long p_g0 = i8g_gtime();\n"
-                "  const long long p_c0 = clock64();\n"
-                "  const unsigned base = (smem_addr(smem)")
-    # Everything below stamps the consumers' code, which starts at the consumer index.
-    split = body.index("  const int c = role - 1;  // consumer index\n")
-    prod, body = body[:split], body[split:]
-    body = once(body, "  const int c = role - 1;  // consumer index\n",
-                "  const int c = role - 1;  // consumer index\n"
+    front, body = stamp_entry(src, f'extern "C" __device__ long long i8g_probe[1024 * 2 * {PROBE_ROW}];\n')
+    body = once(body, CONSUMERS,
+                CONSUMERS +
                 "  const bool p_on = t == 0 && blockIdx.x < 1024u;\n"
                 f"  long long* const p_row = i8g_probe + (blockIdx.x * 2 + c) * {PROBE_ROW};\n"
                 "  int p_n = 0;\n  long long p_kw = 0;\n")
@@ -148,7 +135,7 @@ def instrument_tiles(src):
                 " h[4] = clock64() - p_c0;\n"
                 "  }\n"
                 "  // With a cluster, no block exits while the other may still arrive")
-    return head + prod + body
+    return front + body
 
 
 def report_tiles(lines):

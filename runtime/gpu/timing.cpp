@@ -8,13 +8,11 @@
 #include "runtime/gpu/cuda_driver.hpp"
 
 namespace i8g {
-namespace {
 
-struct Event {
-  CUevent e = nullptr;
-  Event() { I8G_CU(cuEventCreate(&e, CU_EVENT_DEFAULT)); }
-  ~Event() { driver().cuEventDestroy(e); }
-};
+Event::Event() { I8G_CU(cuEventCreate(&e, CU_EVENT_DEFAULT)); }
+Event::~Event() { driver().cuEventDestroy(e); }
+
+namespace {
 
 Stats summarize(std::vector<double> us) {
   std::sort(us.begin(), us.end());

@@ -23,6 +23,15 @@ struct Stats {
   double median_us = 0, p90_us = 0, min_us = 0;
 };
 
+// A timing event (CU_EVENT_DEFAULT), destroyed with the object.
+struct Event {
+  CUevent e = nullptr;
+  Event();
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+};
+
 Stats time_eager(const std::function<void(int)>& launch, CUstream stream, const TimingPlan& plan);
 // Captures max(launches_per_sample, rotation) calls into one graph and times its replays.
 Stats time_graph(const std::function<void(int)>& launch, CUstream stream, const TimingPlan& plan);
