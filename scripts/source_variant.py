@@ -26,6 +26,10 @@ as many bytes as the weight, session 36):
          the SM find them) instead of .cg (L2 only); the weight's stay .cg.
   xl1    the register ring's x loads carry L1::evict_last (kept in L1 over the weight, which is
          not allocated there).
+  nox    NOT EXACT, timing only (bench/i8gemm_timeline, which does not check results; the tuner
+         rejects it): no x bytes are read at all (the shared ring's x rows keep whatever the
+         slots held, the register ring's x fragments are zeros). Bounds what any way of not
+         re-reading x (L1, a resident copy, a multicast) could gain.
 """
 import sys
 
@@ -113,7 +117,14 @@ def xl1(src):
     return once(src, old, new, src.index("__device__ __forceinline__ int4 load_act("))
 
 
-EDITS = {"krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1}
+def nox(src):
+    old = "          cp_async_16(dst + dec::ring_offset(row, unit, BK), args.x + min(m, M - 1) * K + kb, k_in && m < M);\n"
+    src = once(src, old, "          (void)m;  // nox: no x copy\n", src.index("const long long m = m0 + row - BN;"))
+    old = "          c.x[j][u] = in ? dec::load_act(xrow[j] + kb + dec::kStep * u) : make_int4(0, 0, 0, 0);\n"
+    return once(src, old, "          c.x[j][u] = make_int4(0, 0, 0, 0);  // nox: no x load\n")
+
+
+EDITS = {"krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox}
 
 
 def main(argv):

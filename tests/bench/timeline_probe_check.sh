@@ -55,6 +55,12 @@ for tail in _bm16_bn16_bk128_wk8_s2_sk1_sc1 _bm8_bn64_bk64_wk4_s2_sk1; do
     --filter "$tail\$" --cache "$tmp/d.sqlite" >"$tmp/tune.log" 2>&1 || { cat "$tmp/tune.log"; fail "compile $name"; }
   "$i8gemm" inspect show "$name" --cache "$tmp/d.sqlite" >"$tmp/show.txt" 2>&1 || fail "inspect show $name"
   grep -q "override" "$tmp/show.txt" || fail "$name not from the override"
+  # nox (timing only): neither x copy nor x load is left, the weight's are untouched.
+  python3 "$sv" "$tmp/dplain.cu" "$tmp/nox.cu" nox || fail "source_variant nox on $name"
+  ! grep -q 'args.x + min(m, M - 1) \* K + kb' "$tmp/nox.cu" || fail "nox: an x copy is left"
+  ! grep -q 'dec::load_act(xrow' "$tmp/nox.cu" || fail "nox: an x load is left"
+  [ "$(grep -c 'cp_async_16<true>' "$tmp/nox.cu")" = "$(grep -c 'cp_async_16<true>' "$tmp/dplain.cu")" ] ||
+    fail "nox: the weight's copies changed"
 done
 if python3 "$sv" "$tmp/dplain.cu" "$tmp/x.cu" krot 2>"$tmp/err"; then fail "krot applied to a decode kernel"; fi
 grep -q "does not apply" "$tmp/err" || { cat "$tmp/err"; fail "no message for an edit of another family"; }
