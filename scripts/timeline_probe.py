@@ -183,7 +183,11 @@ def report_tiles(lines):
         sm_of = {c["b"]: c["sm"] for c in cs}
         g0_of = {c["b"]: c["g0"] - g_first for c in cs}
         last = sorted(ends, key=ends.get)[-6:]
+        # The share of the blocks' SM time after each block's end until the launch's (what ncu's
+        # SM active / elapsed cycles leave out): the spread of block ends, quantization included.
+        idle = 1.0 - statistics.mean(ends.values()) / span if span > 0 else 0.0
         summary.append(dict(L=launch, span=span, ghz=ghz, main=med(main) if main else 0, kw=med(kw) if kw else 0,
+                            idle=idle, ends=ends,
                             main_max=max(main) if main else 0, end_min=min(ends.values()), end_med=med(ends.values()),
                             start_max=max(start), blocks=len(ends), units=len(ts),
                             busy=[sum((t["m"] - t["w"]) / ghz for t in by_b.get(b, [])) for b in ends]))
@@ -191,8 +195,8 @@ def report_tiles(lines):
         summary[-1].update(row=row, event=event)
         print(f"launch {launch} (row {row}, event {event:.1f} us): {len(ends)} blocks, {len(ts)} units, "
               f"span {span / 1e3:.1f} us, SM ~{ghz:.2f} GHz; "
-              f"block ends min {min(ends.values()) / 1e3:.1f} median {med(ends.values()) / 1e3:.1f} us; "
-              f"latest entry {max(start) / 1e3:.2f} us")
+              f"block ends min {min(ends.values()) / 1e3:.1f} median {med(ends.values()) / 1e3:.1f} us "
+              f"(SMs idle after their block's end {idle:.1%}); latest entry {max(start) / 1e3:.2f} us")
         if main:
             q = sorted(main)
             print(f"  per unit (us): main loop median {med(main) / 1e3:.2f} (p10 {q[len(q) // 10] / 1e3:.2f}, "
@@ -212,6 +216,20 @@ def report_tiles(lines):
     print("\nspans by row (us; the launch's events in brackets):")
     for row, rs in sorted(rows.items()):
         print(f"  row {row}: " + " ".join(f"{r['span'] / 1e3:.1f} ({r['event']:.1f})" for r in rs))
+    # Whether the same blocks end last in every launch (a property of the block and its tiles) or
+    # different ones (placement, timing): Pearson r of the block end times between launch pairs.
+    rs = []
+    for i, a in enumerate(summary):
+        for b in summary[i + 1:]:
+            keys = sorted(set(a["ends"]) & set(b["ends"]))
+            x, y = [a["ends"][k] for k in keys], [b["ends"][k] for k in keys]
+            if len(keys) >= 3 and statistics.pstdev(x) > 0 and statistics.pstdev(y) > 0:
+                mx, my = statistics.mean(x), statistics.mean(y)
+                cov = sum((u - mx) * (v - my) for u, v in zip(x, y)) / len(keys)
+                rs.append(cov / (statistics.pstdev(x) * statistics.pstdev(y)))
+    if rs:
+        print(f"\nblock end times between launches: r median {med(rs):.2f} (min {min(rs):.2f}, max {max(rs):.2f}) over "
+              f"{len(rs)} pairs")
     if len(summary) >= 3:
         summary.sort(key=lambda r: r["span"])
         k = max(1, len(summary) // 3)
@@ -220,10 +238,10 @@ def report_tiles(lines):
         for key, name in [("span", "span (us)"), ("end_med", "median block end (us)"), ("end_min", "first block end (us)"),
                           ("main", "median unit main loop (us)"), ("main_max", "longest unit main loop (us)"),
                           ("kw", "median K-tile wait per unit (us)"), ("start_max", "latest block entry (us)"),
-                          ("ghz", "SM clock (GHz)")]:
+                          ("ghz", "SM clock (GHz)"), ("idle", "SMs idle after their block's end (%)")]:
             f = statistics.mean(r[key] for r in fast)
             s_ = statistics.mean(r[key] for r in slow)
-            scale = 1 if key == "ghz" else 1e3
+            scale = 1 if key == "ghz" else 0.01 if key == "idle" else 1e3
             print(f"  {name:<36} {f / scale:10.2f} {s_ / scale:10.2f}  {s_ / f if f else 0:6.3f}")
 
 

@@ -81,6 +81,8 @@ EOF
 python3 "$tp" report-tiles "$tmp/log" >"$tmp/report.txt" || fail "report-tiles"
 grep -q "launch 0 (row 0, event 12.0 us): 2 blocks, 2 units, span 10.1 us, SM ~2.00 GHz" "$tmp/report.txt" ||
   { cat "$tmp/report.txt"; fail "launch 0's span: block 1 enters 1 us late and runs 9.1 us"; }
+grep -q "(SMs idle after their block's end 20.0%)" "$tmp/report.txt" ||
+  { cat "$tmp/report.txt"; fail "launch 0's idle share: blocks end at 6.05 and 10.1 us of 10.1"; }
 grep -q "main loop median 6.50" "$tmp/report.txt" || { cat "$tmp/report.txt"; fail "launch 0's main loops: 5 and 8 us"; }
 grep -q "row 1: 6.0 (8.0)" "$tmp/report.txt" || { cat "$tmp/report.txt"; fail "spans by row"; }
 
