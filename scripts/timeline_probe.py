@@ -189,8 +189,7 @@ def report_tiles(lines):
         summary.append(dict(L=launch, span=span, ghz=ghz, main=med(main) if main else 0, kw=med(kw) if kw else 0,
                             idle=idle, ends=ends,
                             main_max=max(main) if main else 0, end_min=min(ends.values()), end_med=med(ends.values()),
-                            start_max=max(start), blocks=len(ends), units=len(ts),
-                            busy=[sum((t["m"] - t["w"]) / ghz for t in by_b.get(b, [])) for b in ends]))
+                            start_max=max(start), blocks=len(ends), units=len(ts)))
         row, event = meta.get(launch, (-1, 0.0))
         summary[-1].update(row=row, event=event)
         print(f"launch {launch} (row {row}, event {event:.1f} us): {len(ends)} blocks, {len(ts)} units, "
@@ -222,11 +221,12 @@ def report_tiles(lines):
     for i, a in enumerate(summary):
         for b in summary[i + 1:]:
             keys = sorted(set(a["ends"]) & set(b["ends"]))
-            x, y = [a["ends"][k] for k in keys], [b["ends"][k] for k in keys]
-            if len(keys) >= 3 and statistics.pstdev(x) > 0 and statistics.pstdev(y) > 0:
-                mx, my = statistics.mean(x), statistics.mean(y)
-                cov = sum((u - mx) * (v - my) for u, v in zip(x, y)) / len(keys)
-                rs.append(cov / (statistics.pstdev(x) * statistics.pstdev(y)))
+            if len(keys) < 3:
+                continue
+            try:
+                rs.append(statistics.correlation([a["ends"][k] for k in keys], [b["ends"][k] for k in keys]))
+            except statistics.StatisticsError:  # every block of a launch ended at once
+                pass
     if rs:
         print(f"\nblock end times between launches: r median {med(rs):.2f} (min {min(rs):.2f}, max {max(rs):.2f}) over "
               f"{len(rs)} pairs")
