@@ -4,9 +4,8 @@
 // block sweeping the block's K slice in turn, split-K across blocks reduced in the kernel.
 // Fields: bm (tokens per block: 8..64), bn (weight rows per block: 16, 32, 64), bk (bytes of k
 // per warp and chunk: 64, 128, 256), warps_k, stages (chunks in flight per warp), split_k, and
-// schedule (named only where it is not 0): 0 stages the chunks in registers, 1 in a shared-memory
-// ring fed by cp.async with whole row pieces per copy (decode_frag.h), 2 the weight alone in that
-// ring and the activations in registers, one chunk ahead.
+// schedule (named only where it is 1): 0 stages the chunks in registers, 1 in a shared-memory
+// ring fed by cp.async with whole row pieces per copy (decode_frag.h).
 // A tune races it only in the M bucket whose rows one bm tile holds with the least padding
 // (races_at); untuned, it serves M <= 16 on sm_90 and M = 17..32 for N of 768..4096 on sm_90a
 // (serves_untuned). docs/decode_mma.md.
@@ -25,33 +24,27 @@ constexpr int kMaxRows = 64;          // the largest bm: the M this family is fo
 constexpr int kRegisterCap = 232;     // estimated registers per thread a candidate may need
 constexpr int kRegisterGoal = 168;    // bk is the largest whose ring keeps the estimate below this
 constexpr int kSharedRing = 1;        // schedule: the chunks staged in shared memory
-constexpr int kWeightRing = 2;        // schedule: the weight staged in shared memory, x in registers
 constexpr int kRingStages = 3;        // chunks in flight per warp in a shared-memory ring
 constexpr int kRingSmemGoal = 96 * 1024;  // a block's ring leaves room for two blocks per SM
 constexpr int kDeepStages = 4;        // chunks in flight per warp in a deep ring (the template's most)
 constexpr int64_t kMaxUntunedRows = 16;  // the untuned default's M on sm_90 (serves_untuned)
 
 int threads(const KernelConfig& c) { return 32 * c.warps_k; }
-bool in_shared(const KernelConfig& c) { return c.schedule == kSharedRing || c.schedule == kWeightRing; }
-
 // The warps' int32 tiles, met in shared memory after the main loop (decode_frag.h).
-// With schedule 1 or 2, each warp's ring of stages chunks after them (2: weight rows alone).
+// With schedule 1, each warp's ring of stages chunks after them.
 int dynamic_smem(const KernelConfig& c) {
-  const int x_rows = c.schedule == kSharedRing ? c.bm : 0;
-  const int ring = in_shared(c) ? dec::ring_warp_bytes(x_rows, c.bn, c.bk, c.stages) : 0;
+  const int ring = c.schedule == kSharedRing ? dec::ring_warp_bytes(c.bm, c.bn, c.bk, c.stages) : 0;
   return c.warps_k * (dec::red_words(c.bm, c.bn) * 4 + ring);
 }
 
 // The ring (per stage and 64 bytes of k: two int4 loads per 16 weight rows, one per 8 tokens;
-// one chunk's fragments where the ring is in shared memory, and with schedule 2 the next
-// chunk's activations too), the accumulators, the reduced tile's int4s, and ~48 for row
-// pointers, loop state and the epilogue's operands.
+// one chunk's fragments where the ring is in shared memory), the accumulators, the reduced
+// tile's int4s, and ~48 for row pointers, loop state and the epilogue's operands.
 int registers(const KernelConfig& c) {
   const int rt = c.bn / dec::kRows, nt = c.bm / dec::kCols, u = c.bk / dec::kStep;
   const int group_words = c.warps_k > 0 ? 4 * dec::group_vectors(c.bm, c.bn, threads(c)) : 0;
-  const int held = in_shared(c) ? 1 : c.stages;
-  const int x_ahead = c.schedule == kWeightRing ? u * 4 * nt : 0;
-  return held * u * (8 * rt + 4 * nt) + x_ahead + 4 * rt * nt + group_words + 48;
+  const int held = c.schedule == kSharedRing ? 1 : c.stages;
+  return held * u * (8 * rt + 4 * nt) + 4 * rt * nt + group_words + 48;
 }
 
 // The smallest bm whose one row tile holds m rows: the tile a bucket bounded by m runs.
@@ -88,11 +81,9 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
   if (c.bk != 64 && c.bk != 128 && c.bk != 256) return fmt::format("bk={} (need 64, 128 or 256 bytes)", c.bk);
   if (c.warps_k < 1 || c.warps_k > 8) return fmt::format("warps_k={} (need 1 to 8)", c.warps_k);
   if (c.stages < 1 || c.stages > 4) return fmt::format("{} stages (need 1 to 4 chunks in flight)", c.stages);
-  if (c.schedule != 0 && c.schedule != kSharedRing && c.schedule != kWeightRing)
-    return fmt::format(
-        "schedule={} (need 0, chunks in registers, 1, a shared-memory ring, or 2, the weight alone in that ring)",
-        c.schedule);
-  if (in_shared(c) && c.bk != 128 && c.bk != 256)
+  if (c.schedule != 0 && c.schedule != kSharedRing)
+    return fmt::format("schedule={} (need 0, chunks in registers, or 1, a shared-memory ring)", c.schedule);
+  if (c.schedule == kSharedRing && c.bk != 128 && c.bk != 256)
     return fmt::format("bk={} with a shared-memory ring (its copies cover rows of 128 or 256 bytes)", c.bk);
   const int smem = dynamic_smem(c);
   if (smem > t.smem_per_block_optin)
@@ -119,8 +110,8 @@ std::vector<int> split_choices(const GemmProblem& p, const KernelConfig& c, cons
 // The shared-memory ring twin of a register config: kRingStages chunks of 256 bytes of k, or of
 // 128 where 256 would take more than kRingSmemGoal, else two chunks (256, then 128 bytes);
 // bk = 0 where none fits.
-KernelConfig shared_ring(KernelConfig c, int schedule = kSharedRing) {
-  c.schedule = schedule;
+KernelConfig shared_ring(KernelConfig c) {
+  c.schedule = kSharedRing;
   for (int stages : {kRingStages, 2})
     for (int bk : {256, 128}) {
       c.stages = stages;
@@ -153,10 +144,9 @@ bool is_deep_ring(const KernelConfig& c) { return c.schedule == kSharedRing && c
 // Rules: bm in {8, 16, 32, 64} (a tune races each in its own M bucket), bn in {16, 32, 64} not
 // past the padded N, 4 or 8 warps, two chunks in flight per warp, bk the largest of 256, 128, 64
 // whose ring keeps the register estimate under kRegisterGoal (else 64, if under the cap); and
-// the shared-memory ring twin of each (shared_ring), and from bm 16 its weight-ring twin
-// (schedule 2: where the activations took half a slot or more, the same shared memory holds
-// twice the weight). Then up to two split-K variants of each (split_choices); and, on grids of
-// one wave, the deep shared-ring twin (deep_ring, unsplit). At most 66 + 132 + 24 configs.
+// the shared-memory ring twin of each (shared_ring). Then up to two split-K variants of each
+// (split_choices); and, on grids of one wave, the deep shared-ring twin (deep_ring, unsplit).
+// At most 44 + 88 + 24 configs.
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   int64_t n_pow2 = 16;
@@ -176,9 +166,7 @@ std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
           if (registers(c) <= kRegisterGoal) break;
         }
         if (!invalid_reason(p, c, t).empty()) continue;
-        KernelConfig weight_ring = shared_ring(c, kWeightRing);
-        if (bm < 16) weight_ring.bk = 0;  // bm 8: x is a third of a slot at most
-        for (const KernelConfig& v : {c, shared_ring(c), weight_ring}) {
+        for (const KernelConfig& v : {c, shared_ring(c)}) {
           if (v.bk == 0 || !invalid_reason(p, v, t).empty()) continue;
           out.push_back(v);
           for (int s : split_choices(p, v, t)) {
@@ -207,7 +195,7 @@ double cost(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_
   const double partial = c.split_k > 1 ? 8.0 * c.bm * c.bn : 0.0;
   const double padding = double(c.bm) / dec::kCols * c.bn * k_slice / 64.0;
   // A shared-memory ring ranks just after its register twin until the H200 has ranked them.
-  const double ring = in_shared(c) ? 1.01 : 1.0;
+  const double ring = c.schedule == kSharedRing ? 1.01 : 1.0;
   return waves * (bytes + partial + padding) * (c.bm == row_tile(m) ? 1.0 : 2.0) * ring;
 }
 
@@ -266,7 +254,6 @@ bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target& t
   const bool rows_fit = m <= kMaxUntunedRows ? p.n >= kMinN : serves_mid_untuned(p, t, m);
   if (!(t.sm == 90 && rows_fit && p.k >= kMinK && c.bm == row_tile(m) && c.bn == 16 && c.split_k == 1)) return false;
   if (deep_untuned(p, t, m)) return c.warps_k == 8 && is_deep_ring(c);
-  if (c.schedule == kWeightRing) return false;  // not the untuned default until measured as one
   return c.warps_k == 4 && !is_deep_ring(c) && (c.schedule == kSharedRing) == prefers_shared_ring(p, c, t);
 }
 
@@ -289,7 +276,7 @@ const FamilyInfo& decode_mma_family() {
     f.header = "decode_mma.cuh";
     f.kernel = "i8g::decode_mma_kernel";
     f.name_fields = {ConfigField::warps_k, ConfigField::stages, ConfigField::split_k};
-    f.optional_name_fields = {ConfigField::schedule};  // "_sc1": the shared-memory ring, "_sc2": its weight-only twin
+    f.optional_name_fields = {ConfigField::schedule};  // "_sc1": the shared-memory ring
     f.splits_k = true;
     f.untuned_rank = 4;  // above wgmma_tma and mma_sync, where serves_untuned accepts (sm_90, M <= 16; sm_90a to 32)
     f.serves_untuned = serves_untuned;

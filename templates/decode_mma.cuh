@@ -10,10 +10,8 @@
 // every block: L1 and L2 serve them); a ring of STAGES chunks per warp keeps STAGES * BN * BK
 // bytes of weight in flight per warp while it multiplies the oldest one. RING = 1: each warp
 // stages its chunks in STAGES slots of shared memory with cp.async, whole row pieces per copy
-// instruction (decode_frag.h), and reads the same fragments back. RING = 2: the shared ring holds
-// only the weight, and each lane loads its activation fragments into registers one chunk ahead
-// (as RING = 0 does), so at BM >= 16, where x took half of every slot, the same shared memory
-// keeps twice the weight in flight. No block barrier in the main loop either way.
+// instruction (decode_frag.h), and reads the same fragments back. No block barrier in the main
+// loop either way.
 //
 // Then the WK warps' int32 tiles meet in shared memory and the first G threads sum them
 // (decode_frag.h's group); with SPLIT_K > 1 those threads run splitk_reduce (splitk.cuh: the
@@ -131,9 +129,7 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
     for (int j = 0; j < NT; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[r][j][e] = 0;
-  using Weights = int4[RT][2][U];
-  using Acts = int4[NT][U];
-  auto multiply = [&](const Weights& cw, const Acts& cx) {
+  auto multiply = [&](const dec::Chunk<RT, NT, U>& c) {
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
@@ -142,31 +138,17 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
         for (int r = 0; r < RT; ++r) {
           unsigned a[4];
 #pragma unroll
-          for (int q = 0; q < 4; ++q) a[q] = dec::word(cw[r][dec::a_load(q)][u], dec::a_word(q, s));
+          for (int q = 0; q < 4; ++q) a[q] = dec::word(c.w[r][dec::a_load(q)][u], dec::a_word(q, s));
 #pragma unroll
           for (int j = 0; j < NT; ++j)
-            mma_s8(acc[r][j], a, dec::word(cx[j][u], dec::b_word(0, s)), dec::word(cx[j][u], dec::b_word(1, s)));
+            mma_s8(acc[r][j], a, dec::word(c.x[j][u], dec::b_word(0, s)), dec::word(c.x[j][u], dec::b_word(1, s)));
         }
   };
 
-  // The activation rows at this lane's k offset (rows past M read the last row instead), and
-  // this lane's activation loads of chunk i (pieces past K are zeros): RING 0 and 2.
-  const signed char* xrow[NT];
-#pragma unroll
-  for (int j = 0; j < NT; ++j) xrow[j] = args.x + min(m0 + dec::x_row(j, lane), M - 1) * K + dec::load_k(0, lane);
-  auto load_x = [&](Acts& cx, int i) {
-    const long long kb = (first + (long long)i * WK) * BK;
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const bool in = K_WHOLE || kb + dec::load_k(u, lane) < K;
-#pragma unroll
-      for (int j = 0; j < NT; ++j) cx[j][u] = in ? dec::load_act(xrow[j] + kb + dec::kStep * u) : make_int4(0, 0, 0, 0);
-    }
-  };
-
   if constexpr (RING == 0) {
-    // Weight row pointers at this lane's k offset; rows past N read the last row instead.
+    // Row pointers at this lane's k offset; rows past N or M read the last row instead.
     const signed char* wrow[RT][2];
+    const signed char* xrow[NT];
 #pragma unroll
     for (int r = 0; r < RT; ++r)
 #pragma unroll
@@ -174,6 +156,9 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
         const long long n = n0 + dec::w_row(r, h, lane);
         wrow[r][h] = args.w + (N_WHOLE ? n : min(n, N - 1)) * K + dec::load_k(0, lane);
       }
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+      xrow[j] = args.x + min(m0 + dec::x_row(j, lane), M - 1) * K + dec::load_k(0, lane);
 
     dec::Chunk<RT, NT, U> ring[STAGES];
 #pragma unroll
@@ -195,8 +180,10 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
 #pragma unroll
           for (int h = 0; h < 2; ++h)
             if (in) c.w[r][h][u] = dec::load_weight(wrow[r][h] + kb + dec::kStep * u);
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+          c.x[j][u] = in ? dec::load_act(xrow[j] + kb + dec::kStep * u) : make_int4(0, 0, 0, 0);
       }
-      load_x(c.x, i);
     };
 
     // The ring: STAGES - 1 chunks ahead, then per chunk one load issued and the oldest multiplied.
@@ -209,7 +196,7 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
       for (int s = 0; s < STAGES; ++s) {
         const int i = i0 + s;
         if (i + STAGES - 1 < iters) load(ring[(s + STAGES - 1) % STAGES], i + STAGES - 1);
-        if (i < iters) multiply(ring[s].w, ring[s].x);
+        if (i < iters) multiply(ring[s]);
       }
     }
 
@@ -218,15 +205,11 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
     // tiles. Per chunk: wait until every lane is done with the slot the next copy overwrites,
     // copy chunk i + STAGES - 1 (rows of x past M and pieces past K zero-filled, rows of w past
     // N clamped like the register loads), then wait for chunk i, read its fragments, multiply.
-    // RING = 2: a slot holds the weight rows alone (XB = 0 activation rows); the activations of
-    // chunk i + 1 are loaded into registers while chunk i waits and multiplies.
-    static_assert(RING == 1 || RING == 2, "RING: 0 registers, 1 a shared ring, 2 a shared weight ring");
-    constexpr int XB = RING == 1 ? BM : 0;  // activation rows per slot
-    constexpr int SLOT = dec::ring_slot_bytes(XB, BN, BK);
-    constexpr int OPS = dec::copy_ops(XB, BN, BK);
+    constexpr int SLOT = dec::ring_slot_bytes(BM, BN, BK);
+    constexpr int OPS = dec::copy_ops(BM, BN, BK);
     static_assert(BK == 128 || BK == 256, "the shared-memory ring copies rows of 128 or 256 bytes");
     static_assert(BN % dec::copy_rows_per_op(BK) == 0, "a copy instruction is all weight or all activation rows");
-    const unsigned ring = smem_addr(red + WK * dec::red_words(BM, BN)) + warp * dec::ring_warp_bytes(XB, BN, BK, STAGES);
+    const unsigned ring = smem_addr(red + WK * dec::red_words(BM, BN)) + warp * dec::ring_warp_bytes(BM, BN, BK, STAGES);
     const int unit = dec::copy_unit(lane, BK);
     auto issue = [&](int slot, int i) {
       const long long kb = (first + (long long)i * WK) * BK + dec::kLoad * unit;
@@ -245,59 +228,33 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
         }
       }
     };
-    // The fragments of the chunk in `slot`: the weight's, and (RING = 1) the activations'.
-    auto fetch_w = [&](Weights& cw, int slot) {
+    auto fetch = [&](dec::Chunk<RT, NT, U>& c, int slot) {
       const unsigned src = ring + slot * SLOT;
 #pragma unroll
-      for (int u = 0; u < U; ++u)
+      for (int u = 0; u < U; ++u) {
+        const int k_unit = dec::load_k(u, lane) / dec::kLoad;
 #pragma unroll
         for (int r = 0; r < RT; ++r)
 #pragma unroll
-          for (int h = 0; h < 2; ++h)
-            cw[r][h][u] = lds_128(src + dec::ring_offset(dec::w_row(r, h, lane), dec::load_k(u, lane) / dec::kLoad, BK));
-    };
-    auto fetch_x = [&](Acts& cx, int slot) {
-      const unsigned src = ring + slot * SLOT;
+          for (int h = 0; h < 2; ++h) c.w[r][h][u] = lds_128(src + dec::ring_offset(dec::w_row(r, h, lane), k_unit, BK));
 #pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-          cx[j][u] = lds_128(src + dec::ring_offset(BN + dec::x_row(j, lane), dec::load_k(u, lane) / dec::kLoad, BK));
+        for (int j = 0; j < NT; ++j) c.x[j][u] = lds_128(src + dec::ring_offset(BN + dec::x_row(j, lane), k_unit, BK));
+      }
     };
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
       if (s < iters) issue(s, s);
       cp_async_commit();
     }
-    // Chunk i: the copy of chunk i + STAGES - 1 issued, then chunk i waited for and multiplied
-    // (RING = 2: with the activations `cur`, loading chunk i + 1's into `next` meanwhile).
-    auto step = [&](int i, const Acts& cur, Acts& next) {
+    for (int i = 0; i < iters; ++i) {
       __syncwarp();
       if (i + STAGES - 1 < iters) issue((i + STAGES - 1) % STAGES, i + STAGES - 1);
       cp_async_commit();
-      if (RING == 2 && i + 1 < iters) load_x(next, i + 1);
       cp_async_wait<STAGES - 1>();
       __syncwarp();
-      Weights cw;
-      fetch_w(cw, i % STAGES);
-      if constexpr (RING == 2) {
-        multiply(cw, cur);
-      } else {
-        Acts cx;
-        fetch_x(cx, i % STAGES);
-        multiply(cw, cx);
-      }
-    };
-    Acts xa, xb;  // RING = 2: chunk i's activations and the next one's
-    if (RING == 2 && iters > 0) load_x(xb, 0);
-    for (int i = 0; i < iters; ++i) {
-      if constexpr (RING == 2) {
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-          for (int u = 0; u < U; ++u) xa[j][u] = xb[j][u];
-      }
-      step(i, xa, xb);
+      dec::Chunk<RT, NT, U> c;
+      fetch(c, i % STAGES);
+      multiply(c);
     }
   }
 

@@ -208,10 +208,9 @@ TEST(DecodeMmaFrag, KChunksCoverKOnceOverSlicesAndWarps) {
 // The shared-memory ring (RING = 1): a chunk's copies fill every 16-byte unit of a slot exactly
 // once, and each lane's fragment read finds the bytes the register path would have loaded
 // (same row, same k); no 8 lanes of a quarter warp share a bank group, reading or copying.
-// bm = 0 is the weight ring (schedule 2): the slot holds the weight rows alone.
 TEST(DecodeMmaFrag, TheSharedRingHoldsWhatTheRegisterLoadsWouldRead) {
   for (int bk : {128, 256})
-    for (int bm : {0, 8, 16, 32, 64})
+    for (int bm : {8, 16, 32, 64})
       for (int bn : {16, 32, 64}) {
         const int rows = bm + bn, units = bk / dec::kLoad;
         ASSERT_EQ(dec::ring_slot_bytes(bm, bn, bk), rows * bk);
@@ -282,7 +281,7 @@ TEST(DecodeMmaRules, RunsOnSm80PlusWithNkWeightsAndKMultipleOf16) {
     for (const GemmProblem& p : kTargets) {
       const size_t n = decode_of(p, t).size();
       EXPECT_GT(n, 0u) << p.key() << " on " << arch;
-      EXPECT_LE(n, 222u) << p.key() << ": 66 unsplit + 132 split + 24 deep rings at most";
+      EXPECT_LE(n, 156u) << p.key() << ": 44 unsplit + 88 split + 24 deep rings at most";
     }
     EXPECT_FALSE(decode_of({1000, 4080}, t).empty()) << "N and K tails";
     EXPECT_TRUE(decode_of({2560, 4088}, t).empty()) << "K % 16 != 0";
@@ -324,7 +323,7 @@ TEST(DecodeMmaRules, InvalidReasonNamesTheBrokenRule) {
 TEST(DecodeMmaRules, CandidatesCoverEveryTokenTileAndKeepTheRingInRegisters) {
   const Target t = Target::from_arch("sm_90a");
   for (const GemmProblem& p : kTargets) {
-    std::map<int, int> per_bm, rings_per_bm, weight_rings_per_bm;
+    std::map<int, int> per_bm, rings_per_bm;
     for (const KernelConfig& c : decode_of(p, t)) {
       ++per_bm[c.bm];
       if (c.schedule == 1 && c.stages == 4) {
@@ -332,14 +331,10 @@ TEST(DecodeMmaRules, CandidatesCoverEveryTokenTileAndKeepTheRingInRegisters) {
         EXPECT_EQ(c.bk, 128) << c;
         EXPECT_EQ(c.split_k, 1) << c;
         EXPECT_LE(family_info(Family::decode_mma).dynamic_smem(c), t.smem_per_block_optin) << c;
-      } else if (c.schedule == 1 || c.schedule == 2) {
+      } else if (c.schedule == 1) {
         // The shared-memory ring: 3 (or 2) chunks of whole 128- or 256-byte rows, room for 2
-        // blocks per SM. Schedule 2 (the weight alone in it) from bm 16.
+        // blocks per SM.
         ++rings_per_bm[c.bm];
-        if (c.schedule == 2) {
-          ++weight_rings_per_bm[c.bm];
-          EXPECT_GE(c.bm, 16) << c;
-        }
         EXPECT_TRUE(c.stages == 3 || c.stages == 2) << c;
         EXPECT_TRUE(c.bk == 128 || c.bk == 256) << c;
         EXPECT_LE(family_info(Family::decode_mma).dynamic_smem(c), 96 * 1024) << c;
@@ -353,38 +348,9 @@ TEST(DecodeMmaRules, CandidatesCoverEveryTokenTileAndKeepTheRingInRegisters) {
     }
     for (int bm : {8, 16, 32, 64}) EXPECT_GT(per_bm[bm], 0) << p.key() << " bm=" << bm;
     for (int bm : {8, 16, 32}) EXPECT_GT(rings_per_bm[bm], 0) << p.key() << " bm=" << bm << ": a shared-memory ring";
-    for (int bm : {16, 32}) EXPECT_GT(weight_rings_per_bm[bm], 0) << p.key() << " bm=" << bm << ": a weight ring";
   }
   // Small N: no bn past the padded N.
   for (const KernelConfig& c : decode_of({16, 4096}, t)) EXPECT_EQ(c.bn, 16) << c;
-}
-
-// The weight ring (schedule 2): a twin of each shared ring from bm 16 on whose slots hold the
-// weight rows alone (the activations go to registers), so its shared memory is the reduction
-// tiles plus stages x bn x bk per warp; its register estimate adds the next chunk's activations;
-// never the untuned default (not measured as one).
-TEST(DecodeMmaRules, TheWeightRingHoldsOnlyWeightRowsAndIsNeverTheUntunedDefault) {
-  const Target t = Target::from_arch("sm_90a");
-  const FamilyInfo& f = family_info(Family::decode_mma);
-  int twins = 0;
-  for (const GemmProblem& p : kTargets)
-    for (const KernelConfig& c : decode_of(p, t)) {
-      if (c.schedule != 2) continue;
-      ++twins;
-      EXPECT_EQ(f.dynamic_smem(c), c.warps_k * (dec::red_words(c.bm, c.bn) * 4 + c.stages * c.bn * c.bk)) << c;
-      KernelConfig both = c;  // the same ring with the activations in it
-      both.schedule = 1;
-      EXPECT_EQ(f.dynamic_smem(both) - f.dynamic_smem(c), c.warps_k * c.stages * c.bm * c.bk) << c;
-      EXPECT_GT(f.registers(c), f.registers(both)) << c << ": the next chunk's activations";
-      for (int64_t m : {16, 17, 32, 64}) EXPECT_FALSE(f.serves_untuned(p, c, t, m)) << c << " M=" << m;
-      EXPECT_EQ(KernelSpec({p, c, t.arch}).name().substr(KernelSpec({p, c, t.arch}).name().size() - 4), "_sc2");
-    }
-  EXPECT_GT(twins, 0);
-  KernelConfig bad = config(16, 16, 64, 4, 3, 1);
-  bad.schedule = 2;
-  EXPECT_TRUE(has(invalid_reason({2560, 4096}, bad, t), "bk=64 with a shared-memory ring")) << invalid_reason({2560, 4096}, bad, t);
-  bad.schedule = 3;
-  EXPECT_TRUE(has(invalid_reason({2560, 4096}, bad, t), "schedule=3")) << invalid_reason({2560, 4096}, bad, t);
 }
 
 TEST(DecodeMmaRules, DeepRingTwinsOnlyWhereOneWaveOfBlocksStreamsFewChunksPerWarp) {

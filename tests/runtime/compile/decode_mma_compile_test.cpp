@@ -2,8 +2,7 @@
 // the decode target shapes and every epilogue option over N and K tails has no spills, no stack
 // frame and no local memory (its register ring is indexed only by compile-time constants); its
 // SASS holds mma.sync (IMMA), 128-bit global loads and no cp.async — or, with the shared-memory
-// ring (schedule 1, and 2 with the weight alone in it), cp.async (LDGSTS) and 128-bit shared
-// loads (schedule 2 also the activations' 128-bit global loads); split configs hold the
+// ring (schedule 1), cp.async (LDGSTS) and 128-bit shared loads; split configs hold the
 // reduction's arrival counter (ATOMG), unsplit ones none. Whether the kernels compute the right
 // thing is for a GPU (tests/gpu/decode_mma_test.cpp; a tune verifies every candidate first).
 #include <gtest/gtest.h>
@@ -38,7 +37,7 @@ std::vector<KernelSpec> decode_candidates(const GemmProblem& p, Target t) {
 
 void compile_and_check(const Target& t, const std::vector<KernelSpec>& all, bool print) {
   std::vector<KernelSpec> in_registers, in_shared;
-  for (const KernelSpec& s : all) (s.config.schedule != 0 ? in_shared : in_registers).push_back(s);
+  for (const KernelSpec& s : all) (s.config.schedule == 1 ? in_shared : in_registers).push_back(s);
   const auto check = [&](const KernelSpec& spec, const CompileOutcome&, const ResourceReport& r,
                      const LaunchShape& shape) {
     EXPECT_EQ(shape.block[0], unsigned(32 * spec.config.warps_k)) << spec.name();
@@ -48,10 +47,8 @@ void compile_and_check(const Target& t, const std::vector<KernelSpec>& all, bool
       // CALL.REL.NOINC is sm_80's convergence jump out of a loop, not a call.
       EXPECT_EQ(sass_count(r, "CALL"), text_count(r.sass, "CALL.REL.NOINC"))
           << spec.name() << " calls a function (a 64-bit division?)";
-      if (spec.config.schedule != 0)
+      if (spec.config.schedule == 1)
         EXPECT_GT(sass_count(r, "LDS"), 0) << spec.name() << " reads no fragment from its shared ring";
-      if (spec.config.schedule == 2)  // the activations: 16-byte global loads beside the copies
-        EXPECT_GT(text_count(r.sass, "LDG.E.128.CONSTANT"), 0) << spec.name() << " loads no activation into registers";
       if (spec.config.split_k > 1) {
         EXPECT_GT(sass_count(r, "ATOMG"), 0) << spec.name() << " has no split-K arrival counter";
       } else {
@@ -102,12 +99,11 @@ TEST(DecodeMma, EveryEpilogueOptionCompilesWithTails) {
         specs.push_back(s);
         break;
       }
-    for (int schedule : {1, 2})  // the shared-memory rings, zero-filling K's last chunk
-      for (const KernelSpec& s : all)
-        if (s.config.schedule == schedule) {
-          specs.push_back(s);
-          break;
-        }
+    for (const KernelSpec& s : all)  // the shared-memory ring, zero-filling K's last chunk
+      if (s.config.schedule == 1) {
+        specs.push_back(s);
+        break;
+      }
   }
   compile_and_check(t, specs, false);
   const Target ampere = Target::from_arch("sm_80");
