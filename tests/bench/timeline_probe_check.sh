@@ -61,6 +61,11 @@ for tail in _bm16_bn16_bk128_wk8_s2_sk1_sc1 _bm8_bn64_bk64_wk4_s2_sk1; do
   ! grep -q 'dec::load_act(xrow' "$tmp/nox.cu" || fail "nox: an x load is left"
   [ "$(grep -c 'cp_async_16<true>' "$tmp/nox.cu")" = "$(grep -c 'cp_async_16<true>' "$tmp/dplain.cu")" ] ||
     fail "nox: the weight's copies changed"
+  # nostore (timing only): the one output store is guarded by a sum no int8 product reaches.
+  python3 "$sv" "$tmp/dplain.cu" "$tmp/nostore.cu" nostore || fail "source_variant nostore on $name"
+  [ "$(grep -c '== 0x7fffffff)  // nostore' "$tmp/nostore.cu")" = 1 ] || fail "nostore: not the one store"
+  [ "$(grep -c 'finish<OUT, BIAS, ASYM>' "$tmp/nostore.cu")" = "$(grep -c 'finish<OUT, BIAS, ASYM>' "$tmp/dplain.cu")" ] ||
+    fail "nostore: the epilogue changed"
 done
 if python3 "$sv" "$tmp/dplain.cu" "$tmp/x.cu" krot 2>"$tmp/err"; then fail "krot applied to a decode kernel"; fi
 grep -q "does not apply" "$tmp/err" || { cat "$tmp/err"; fail "no message for an edit of another family"; }
