@@ -34,6 +34,12 @@ as many bytes as the weight, session 36):
          (its store is taken only for an int32 sum no int8 product of this size reaches). Bounds
          what the output's stores cost the stream (session 40: the same kernel at M = 16 ran
          1.05-1.06x its time at M = 1, and nox did not close that).
+  wef    the shared ring's weight copies carry an L2 evict_first policy (each weight byte is read
+         once, so its lines should leave L2 before anything else: the output's in particular).
+         A register-ring kernel is compiled from the same template and is unchanged by it.
+  oel    bf16 outputs are stored with an L2 evict_last policy (kept in L2 while the weight
+         streams past, instead of leaving for DRAM one 32-byte sector at a time: session 40
+         measured the store path costing 28672 x 4096 M = 16 7%).
 """
 import sys
 
@@ -135,7 +141,41 @@ def nostore(src):
     return once(src, old, new, src.index("decode_mma_kernel("))
 
 
-EDITS = {"krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox, "nostore": nostore}
+def wef(src):
+    start = src.index("decode_mma_kernel(")
+    src = once(src, "    auto issue = [&](int slot, int i) {\n",
+               "    unsigned long long wpol;  // wef: the weight's lines first out of L2\n"
+               "    asm volatile(\"createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\\n\" : \"=l\"(wpol));\n"
+               "    auto issue = [&](int slot, int i) {\n", start)
+    old = ("          cp_async_16<true>(dst + dec::ring_offset(row, unit, BK), args.w + (N_WHOLE ? n : min(n, N - 1)) * K + kb,\n"
+           "                             k_in);\n")
+    new = ("          asm volatile(\"cp.async.cg.shared.global.L2::cache_hint.L2::256B [%0], [%1], 16, %2, %3;\\n\" ::\"r\"(\n"
+           "                           dst + dec::ring_offset(row, unit, BK)), \"l\"(args.w + (N_WHOLE ? n : min(n, N - 1)) * K + kb),\n"
+           "                       \"r\"(k_in ? 16 : 0), \"l\"(wpol) : \"memory\");  // wef\n")
+    return once(src, old, new, start)
+
+
+def oel(src):
+    start = src.index("decode_mma_kernel(")
+    assert "OUT == kOutBF16" in src
+    src = once(src, "  // Epilogue: int4 v of this thread is 4 consecutive n of one m.\n",
+               "  // Epilogue: int4 v of this thread is 4 consecutive n of one m.\n"
+               "  unsigned long long opol;  // oel: the outputs kept in L2\n"
+               "  asm volatile(\"createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\\n\" : \"=l\"(opol));\n", start)
+    old = "      finish<OUT, BIAS, ASYM>(args.out, m * N + n + e, sum[4 * v + e], e_sx[v], zp, e_sw[v][e], b[e], colsum[e]);\n"
+    new = ("      if constexpr (OUT == kOutBF16) {  // oel\n"
+           "        int a_ = sum[4 * v + e];\n"
+           "        const float y_ = epilogue_value<OUT, BIAS, ASYM>(a_, e_sx[v], zp, e_sw[v][e], b[e], colsum[e]);\n"
+           "        asm volatile(\"st.global.L2::cache_hint.b16 [%0], %1, %2;\\n\" ::\"l\"(static_cast<unsigned short*>(args.out) + m * N + n + e),\n"
+           "                     \"h\"(f32_to_bf16_rne(y_)), \"l\"(opol) : \"memory\");\n"
+           "      } else {\n"
+           "        finish<OUT, BIAS, ASYM>(args.out, m * N + n + e, sum[4 * v + e], e_sx[v], zp, e_sw[v][e], b[e], colsum[e]);\n"
+           "      }\n")
+    return once(src, old, new, start)
+
+
+EDITS = {"krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox, "nostore": nostore, "wef": wef,
+         "oel": oel}
 
 
 def main(argv):
