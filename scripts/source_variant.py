@@ -20,6 +20,10 @@ IN is `i8gemm inspect source NAME --inline`. Edits of wgmma_tma kernels:
          launch to launch, rounds staying aligned while every launch has the same M). Session
          38 saw the slow mode follow how many readers of a tile are in phase; this holds them
          together at each unit's start. Static schedules without clusters or splits only.
+  nohint the mbarrier waits carry no suspend-time hint (mbarrier.try_wait.parity without its
+         time operand). With it ptxas puts a NANOSLEEP.SYNCS of 10 ms in every retry of a wait
+         (session 40's SASS); a TMA stream ran 0-10% faster without it (session 27), the GEMM
+         A/B never ran. Any kernel whose source has tma.cuh's waits (wgmma_tma).
 Edits of decode_mma kernels (issue 13: at M = 16 every block of 28672 x 4096 reads all of x again,
 as many bytes as the weight, session 36):
   xca    the shared ring's x copies are cp.async.ca (allocated in L1, where the next blocks on
@@ -174,7 +178,11 @@ def oel(src):
     return once(src, old, new, start)
 
 
-EDITS = {"krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox, "nostore": nostore, "wef": wef,
+def nohint(src):
+    return once(src, '".shared::cta.b64 done, [%0], %1, %2;\\n"', '".shared::cta.b64 done, [%0], %1;\\n"')
+
+
+EDITS = {"nohint": nohint, "krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox, "nostore": nostore, "wef": wef,
          "oel": oel}
 
 

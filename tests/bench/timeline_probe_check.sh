@@ -20,7 +20,8 @@ for tail in _s7_sc2_sk1 _s5_sc2_sk1_es1; do
   name=$pre$tail
   "$i8gemm" inspect source "$name" --inline -o "$tmp/plain.cu" >/dev/null
   mkdir -p "$tmp/ovr$tail"
-  python3 "$sv" "$tmp/plain.cu" "$tmp/v.cu" krot,cs,lock || fail "source_variant krot,cs,lock on $name"
+  python3 "$sv" "$tmp/plain.cu" "$tmp/v.cu" nohint,krot,cs,lock || fail "source_variant nohint,krot,cs,lock on $name"
+  ! grep -q 'done, \[%0\], %1, %2;' "$tmp/v.cu" || fail "nohint: a wait keeps its suspend-time hint"
   [ "$(grep -c 'p_k(kt + j) \* BK' "$tmp/v.cu")" = 6 ] || fail "krot: not every producer load's K coordinate rotated"
   grep -q 'st.global.cs.v2.u32' "$tmp/v.cu" || fail "cs: no streaming store"
   [ "$(grep -c 'atomicAdd(l_cnt, 1u)' "$tmp/v.cu")" = 1 ] || fail "lock: not one meeting in the producer"
