@@ -24,6 +24,9 @@ IN is `i8gemm inspect source NAME --inline`. Edits of wgmma_tma kernels:
          time operand). With it ptxas puts a NANOSLEEP.SYNCS of 10 ms in every retry of a wait
          (session 40's SASS); a TMA stream ran 0-10% faster without it (session 27), the GEMM
          A/B never ran. Any kernel whose source has tma.cuh's waits (wgmma_tma).
+  l2n    every TMA load of x and w carries an L2 cache hint with the policy word CUTLASS passes
+         by default (CacheHintSm90::EVICT_NORMAL, 0x1000000000000000): its sm90 GEMMs' SASS
+         has UTMALDG ... desc[UR] where ours has none (session 40).
 Edits of decode_mma kernels (issue 13: at M = 16 every block of 28672 x 4096 reads all of x again,
 as many bytes as the weight, session 36):
   xca    the shared ring's x copies are cp.async.ca (allocated in L1, where the next blocks on
@@ -182,7 +185,25 @@ def nohint(src):
     return once(src, '".shared::cta.b64 done, [%0], %1, %2;\\n"', '".shared::cta.b64 done, [%0], %1;\\n"')
 
 
-EDITS = {"nohint": nohint, "krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox, "nostore": nostore, "wef": wef,
+def l2n(src):
+    pol = '"l"(0x1000000000000000ull)'
+    old = ('      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\\n" ::"r"(\n'
+           '          dst),\n'
+           '      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(inner), "r"(outer)\n')
+    new = ('      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, "\n'
+           '      "%4}], [%2], %5;\\n" ::"r"(dst),  // l2n\n'
+           '      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(inner), "r"(outer), ' + pol + '\n')
+    src = once(src, old, new)
+    old = ('      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, "\n'
+           '      "%4}], [%2], %5;\\n" ::"r"(dst),\n'
+           '      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(inner), "r"(outer), "h"(mask)\n')
+    new = ('      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint "\n'
+           '      "[%0], [%1, {%3, %4}], [%2], %5, %6;\\n" ::"r"(dst),  // l2n\n'
+           '      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(inner), "r"(outer), "h"(mask), ' + pol + '\n')
+    return once(src, old, new)
+
+
+EDITS = {"nohint": nohint, "l2n": l2n, "krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox, "nostore": nostore, "wef": wef,
          "oel": oel}
 
 

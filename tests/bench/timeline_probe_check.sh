@@ -20,7 +20,9 @@ for tail in _s7_sc2_sk1 _s5_sc2_sk1_es1; do
   name=$pre$tail
   "$i8gemm" inspect source "$name" --inline -o "$tmp/plain.cu" >/dev/null
   mkdir -p "$tmp/ovr$tail"
-  python3 "$sv" "$tmp/plain.cu" "$tmp/v.cu" nohint,krot,cs,lock || fail "source_variant nohint,krot,cs,lock on $name"
+  python3 "$sv" "$tmp/plain.cu" "$tmp/v.cu" nohint,l2n,krot,cs,lock || fail "source_variant nohint,l2n,krot,cs,lock on $name"
+  [ "$(grep -c '// l2n$' "$tmp/v.cu")" = 2 ] || fail "l2n: not both TMA loads hinted"
+  [ "$(grep -c '"l"(0x1000000000000000ull)' "$tmp/v.cu")" = 2 ] || fail "l2n: not CUTLASS's EVICT_NORMAL word"
   ! grep -q 'done, \[%0\], %1, %2;' "$tmp/v.cu" || fail "nohint: a wait keeps its suspend-time hint"
   [ "$(grep -c 'p_k(kt + j) \* BK' "$tmp/v.cu")" = 6 ] || fail "krot: not every producer load's K coordinate rotated"
   grep -q 'st.global.cs.v2.u32' "$tmp/v.cu" || fail "cs: no streaming store"
