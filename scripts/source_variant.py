@@ -141,19 +141,26 @@ def nox(src):
     return once(src, old, "          c.x[j][u] = make_int4(0, 0, 0, 0);  // nox: no x load\n")
 
 
+# The decode epilogue's one output store, and an L2 policy register made at the top of a block.
+DECODE_FINISH = ("finish<OUT, BIAS, ASYM>(args.out, m * N + n + e, sum[4 * v + e], e_sx[v], zp, e_sw[v][e], b[e], "
+                 "colsum[e]);\n")
+
+
+def policy(indent, var, kind, why):
+    return (f"{indent}unsigned long long {var};  // {why}\n"
+            f"{indent}asm volatile(\"createpolicy.fractional.L2::{kind}.b64 %0, 1.0;\\n\" : \"=l\"({var}));\n")
+
+
 def nostore(src):
-    old = "      finish<OUT, BIAS, ASYM>(args.out, m * N + n + e, sum[4 * v + e], e_sx[v], zp, e_sw[v][e], b[e], colsum[e]);\n"
     new = ("      if (sum[4 * v + e] == 0x7fffffff)  // nostore: never true (|sum| <= 16384 * K)\n"
-           "        finish<OUT, BIAS, ASYM>(args.out, m * N + n + e, sum[4 * v + e], e_sx[v], zp, e_sw[v][e], b[e], colsum[e]);\n")
-    return once(src, old, new, src.index("decode_mma_kernel("))
+           "        " + DECODE_FINISH)
+    return once(src, "      " + DECODE_FINISH, new, src.index("decode_mma_kernel("))
 
 
 def wef(src):
     start = src.index("decode_mma_kernel(")
-    src = once(src, "    auto issue = [&](int slot, int i) {\n",
-               "    unsigned long long wpol;  // wef: the weight's lines first out of L2\n"
-               "    asm volatile(\"createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\\n\" : \"=l\"(wpol));\n"
-               "    auto issue = [&](int slot, int i) {\n", start)
+    issue = "    auto issue = [&](int slot, int i) {\n"
+    src = once(src, issue, policy("    ", "wpol", "evict_first", "wef: the weight's lines first out of L2") + issue, start)
     old = ("          cp_async_16<true>(dst + dec::ring_offset(row, unit, BK), args.w + (N_WHOLE ? n : min(n, N - 1)) * K + kb,\n"
            "                             k_in);\n")
     new = ("          asm volatile(\"cp.async.cg.shared.global.L2::cache_hint.L2::256B [%0], [%1], 16, %2, %3;\\n\" ::\"r\"(\n"
@@ -164,21 +171,17 @@ def wef(src):
 
 def oel(src):
     start = src.index("decode_mma_kernel(")
-    assert "OUT == kOutBF16" in src
-    src = once(src, "  // Epilogue: int4 v of this thread is 4 consecutive n of one m.\n",
-               "  // Epilogue: int4 v of this thread is 4 consecutive n of one m.\n"
-               "  unsigned long long opol;  // oel: the outputs kept in L2\n"
-               "  asm volatile(\"createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\\n\" : \"=l\"(opol));\n", start)
-    old = "      finish<OUT, BIAS, ASYM>(args.out, m * N + n + e, sum[4 * v + e], e_sx[v], zp, e_sw[v][e], b[e], colsum[e]);\n"
+    epilogue = "  // Epilogue: int4 v of this thread is 4 consecutive n of one m.\n"
+    src = once(src, epilogue, epilogue + policy("  ", "opol", "evict_last", "oel: the outputs kept in L2"), start)
     new = ("      if constexpr (OUT == kOutBF16) {  // oel\n"
            "        int a_ = sum[4 * v + e];\n"
            "        const float y_ = epilogue_value<OUT, BIAS, ASYM>(a_, e_sx[v], zp, e_sw[v][e], b[e], colsum[e]);\n"
            "        asm volatile(\"st.global.L2::cache_hint.b16 [%0], %1, %2;\\n\" ::\"l\"(static_cast<unsigned short*>(args.out) + m * N + n + e),\n"
            "                     \"h\"(f32_to_bf16_rne(y_)), \"l\"(opol) : \"memory\");\n"
            "      } else {\n"
-           "        finish<OUT, BIAS, ASYM>(args.out, m * N + n + e, sum[4 * v + e], e_sx[v], zp, e_sw[v][e], b[e], colsum[e]);\n"
+           "        " + DECODE_FINISH +
            "      }\n")
-    return once(src, old, new, start)
+    return once(src, "      " + DECODE_FINISH, new, start)
 
 
 def nohint(src):

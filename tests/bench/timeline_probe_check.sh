@@ -45,6 +45,14 @@ done
 # The decode edits on the shared-ring and the register-ring decode kernels: x's copies and loads
 # change, the weight's do not, and the kernels compile.
 dpre=i8g_sm90a_decode_mma_n28672_k4096_nk_tok_ch_bf16
+# compile_override DIR TAIL NAME WHAT: NAME (of 28672x4096, its name ending TAIL) compiles from DIR's source.
+compile_override() {
+  I8GEMM_SOURCE_OVERRIDE_DIR="$1" "$i8gemm" tune --compile-only --arch sm_90a --shape 28672x4096 --m 16 \
+    --filter "$2\$" --cache "$tmp/d.sqlite" >"$tmp/tune.log" 2>&1 || { cat "$tmp/tune.log"; fail "compile $4"; }
+  "$i8gemm" inspect show "$3" --cache "$tmp/d.sqlite" >"$tmp/show.txt" 2>&1 || fail "inspect show $3 ($4)"
+  grep -q "override" "$tmp/show.txt" || fail "$4: $3 not from the override"
+  rm -f "$tmp/d.sqlite"
+}
 for tail in _bm16_bn16_bk128_wk8_s2_sk1_sc1 _bm8_bn64_bk64_wk4_s2_sk1; do
   name=$dpre$tail
   "$i8gemm" inspect source "$name" --inline -o "$tmp/dplain.cu" >/dev/null
@@ -54,10 +62,7 @@ for tail in _bm16_bn16_bk128_wk8_s2_sk1_sc1 _bm8_bn64_bk64_wk4_s2_sk1; do
   [ "$(grep -c 'L1::evict_last' "$tmp/dovr$tail/$name.cu")" = 1 ] || fail "xl1: not the one x load"
   [ "$(grep -c 'L1::no_allocate.L2::256B' "$tmp/dovr$tail/$name.cu")" = "$(grep -c 'L1::no_allocate.L2::256B' "$tmp/dplain.cu")" ] ||
     fail "the weight's loads changed"
-  I8GEMM_SOURCE_OVERRIDE_DIR="$tmp/dovr$tail" "$i8gemm" tune --compile-only --arch sm_90a --shape 28672x4096 --m 16 \
-    --filter "$tail\$" --cache "$tmp/d.sqlite" >"$tmp/tune.log" 2>&1 || { cat "$tmp/tune.log"; fail "compile $name"; }
-  "$i8gemm" inspect show "$name" --cache "$tmp/d.sqlite" >"$tmp/show.txt" 2>&1 || fail "inspect show $name"
-  grep -q "override" "$tmp/show.txt" || fail "$name not from the override"
+  compile_override "$tmp/dovr$tail" "$tail" "$name" xca,xl1
   # nox (timing only): neither x copy nor x load is left, the weight's are untouched.
   python3 "$sv" "$tmp/dplain.cu" "$tmp/nox.cu" nox || fail "source_variant nox on $name"
   ! grep -q 'args.x + min(m, M - 1) \* K + kb' "$tmp/nox.cu" || fail "nox: an x copy is left"
@@ -83,10 +88,7 @@ python3 "$sv" "$tmp/dplain.cu" "$tmp/wovr/$name.cu" wef,oel || fail "source_vari
 ! grep -q 'cp_async_16<true>' "$tmp/wovr/$name.cu" || fail "wef: a weight copy without the policy is left"
 [ "$(grep -c 'L2::cache_hint.L2::256B' "$tmp/wovr/$name.cu")" = 1 ] || fail "wef: not the one weight copy"
 grep -q 'args.x + min(m, M - 1) \* K + kb, k_in && m < M);' "$tmp/wovr/$name.cu" || fail "wef: x's copy changed"
-I8GEMM_SOURCE_OVERRIDE_DIR="$tmp/wovr" "$i8gemm" tune --compile-only --arch sm_90a --shape 28672x4096 --m 16 \
-  --filter "_bm16_bn16_bk128_wk8_s2_sk1_sc1\$" --cache "$tmp/w.sqlite" >"$tmp/tune.log" 2>&1 || { cat "$tmp/tune.log"; fail "compile wef,oel"; }
-"$i8gemm" inspect show "$name" --cache "$tmp/w.sqlite" >"$tmp/show.txt" 2>&1 || fail "inspect show $name (wef,oel)"
-grep -q "override" "$tmp/show.txt" || fail "wef,oel: not from the override"
+compile_override "$tmp/wovr" _bm16_bn16_bk128_wk8_s2_sk1_sc1 "$name" wef,oel
 if python3 "$sv" "$tmp/dplain.cu" "$tmp/x.cu" krot 2>"$tmp/err"; then fail "krot applied to a decode kernel"; fi
 grep -q "does not apply" "$tmp/err" || { cat "$tmp/err"; fail "no message for an edit of another family"; }
 
