@@ -73,16 +73,17 @@ import json, os, re, statistics, sys
 v = sys.argv[1]
 def fmt(ts):
     ts = [t for t in ts if t is not None]
-    return f"{statistics.median(ts):6.1f} ({min(ts):.1f}-{max(ts):.1f})" if ts else "-"
-print(f"{'variant':<10} {'i8gemm_rt graph':>20} {'cutlass graph':>20} {'back to back':>20} {'isolated':>20}   (us; median (min-max) over rows / launches)")
+    return f"{statistics.median(ts):6.2f} ({min(ts):.2f}-{max(ts):.2f})" if ts else "-"
+print(f"{'variant':<10} {'i8gemm_rt graph':>22} {'cutlass graph':>22} {'cublaslt_fp8 graph':>22} {'back to back':>22} {'isolated':>22}   (us; median (min-max) over rows / launches)")
 for spec in sys.argv[2:]:
     tag = spec.split(":")[0]
     d = os.path.join(v, tag)
-    rt, cut = [], []
+    rt, cut, fp8 = [], [], []
     try:
         for r in json.load(open(os.path.join(d, "peers.json")))["rows"]:
             if r["contender"] == "i8gemm_rt": rt.append(r["graph_median_us"])
             if r["contender"].startswith("cutlass_vllm"): cut.append(r["graph_median_us"])
+            if r["contender"] == "cublaslt_fp8": fp8.append(r["graph_median_us"])
     except (OSError, ValueError, KeyError):
         pass
     ev = {}
@@ -91,5 +92,5 @@ for spec in sys.argv[2:]:
             ev[mode] = [float(x) for x in re.findall(r"event_us=([\d.]+)", open(os.path.join(d, mode + ".log")).read())]
         except OSError:
             ev[mode] = []
-    print(f"{tag:<10} {fmt(rt):>20} {fmt(cut):>20} {fmt(ev['b2b']):>20} {fmt(ev['iso']):>20}")
+    print(f"{tag:<10} {fmt(rt):>22} {fmt(cut):>22} {fmt(fp8):>22} {fmt(ev['b2b']):>22} {fmt(ev['iso']):>22}")
 PY
