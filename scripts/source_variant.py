@@ -44,9 +44,9 @@ as many bytes as the weight, session 36):
   wef    the shared ring's weight copies carry an L2 evict_first policy (each weight byte is read
          once, so its lines should leave L2 before anything else: the output's in particular).
          A register-ring kernel is compiled from the same template and is unchanged by it.
-  oel    bf16 outputs are stored with an L2 evict_last policy (kept in L2 while the weight
-         streams past, instead of leaving for DRAM one 32-byte sector at a time: session 40
-         measured the store path costing 28672 x 4096 M = 16 7%).
+  oplain the outputs are stored without the L2 evict_last policy the template gives them (as
+         before session 41, when that policy made 28672 x 4096 M = 16 1.04x faster on an H100):
+         the A/B of that choice.
 """
 import sys
 
@@ -142,8 +142,8 @@ def nox(src):
 
 
 # The decode epilogue's one output store, and an L2 policy register made at the top of a block.
-DECODE_FINISH = ("finish<OUT, BIAS, ASYM>(args.out, m * N + n + e, sum[4 * v + e], e_sx[v], zp, e_sw[v][e], b[e], "
-                 "colsum[e]);\n")
+DECODE_FINISH = ("finish_l2<OUT, BIAS, ASYM>(args.out, m * N + n + e, sum[4 * v + e], e_sx[v], zp, e_sw[v][e], b[e], "
+                 "colsum[e],\n                                 out_policy);\n")
 
 
 def policy(indent, var, kind, why):
@@ -169,19 +169,10 @@ def wef(src):
     return once(src, old, new, start)
 
 
-def oel(src):
-    start = src.index("decode_mma_kernel(")
-    epilogue = "  // Epilogue: int4 v of this thread is 4 consecutive n of one m.\n"
-    src = once(src, epilogue, epilogue + policy("  ", "opol", "evict_last", "oel: the outputs kept in L2"), start)
-    new = ("      if constexpr (OUT == kOutBF16) {  // oel\n"
-           "        int a_ = sum[4 * v + e];\n"
-           "        const float y_ = epilogue_value<OUT, BIAS, ASYM>(a_, e_sx[v], zp, e_sw[v][e], b[e], colsum[e]);\n"
-           "        asm volatile(\"st.global.L2::cache_hint.b16 [%0], %1, %2;\\n\" ::\"l\"(static_cast<unsigned short*>(args.out) + m * N + n + e),\n"
-           "                     \"h\"(f32_to_bf16_rne(y_)), \"l\"(opol) : \"memory\");\n"
-           "      } else {\n"
-           "        " + DECODE_FINISH +
-           "      }\n")
-    return once(src, "      " + DECODE_FINISH, new, start)
+def oplain(src):
+    plain = ("finish<OUT, BIAS, ASYM>(args.out, m * N + n + e, sum[4 * v + e], e_sx[v], zp, e_sw[v][e], b[e], "
+             "colsum[e]);  // oplain\n")
+    return once(src, DECODE_FINISH, plain, src.index("decode_mma_kernel("))
 
 
 def nohint(src):
@@ -207,7 +198,7 @@ def l2n(src):
 
 
 EDITS = {"nohint": nohint, "l2n": l2n, "krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox, "nostore": nostore, "wef": wef,
-         "oel": oel}
+         "oplain": oplain}
 
 
 def main(argv):

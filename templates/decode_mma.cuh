@@ -17,8 +17,9 @@
 // (decode_frag.h's group); with SPLIT_K > 1 those threads run splitk_reduce (splitk.cuh: the
 // slices' partials in the workspace, an arrival counter, the last slice sums and resets it, so
 // graph replays need no memset); then the fused epilogue (epilogue.cuh; its scales requested
-// before the main loop), element by element, in the reference's order. Integer sums are exact
-// in any order, so the result is bit-identical to every other family and the same on every run.
+// before the main loop), element by element, in the reference's order, each output stored with
+// an L2 evict_last policy. Integer sums are exact in any order, so the result is bit-identical to
+// every other family and the same on every run.
 //
 // Tails: weight rows past N and activation rows past M are clamped to the last row (their
 // sums land in outputs that are never stored); K must be a multiple of 16 (a 16-byte piece is
@@ -297,7 +298,9 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
       return;  // another slice finishes this tile
   }
 
-  // Epilogue: int4 v of this thread is 4 consecutive n of one m.
+  // Epilogue: int4 v of this thread is 4 consecutive n of one m. The outputs are stored with an
+  // L2 evict_last policy, so that the weight streaming past does not push them out first.
+  const unsigned long long out_policy = l2_evict_last_policy();
 #pragma unroll
   for (int v = 0; v < V; ++v) {
     const int q = dec::group_word(v, tid, BM, BN, THREADS);
@@ -315,7 +318,8 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       if (n + e >= N) break;
-      finish<OUT, BIAS, ASYM>(args.out, m * N + n + e, sum[4 * v + e], e_sx[v], zp, e_sw[v][e], b[e], colsum[e]);
+      finish_l2<OUT, BIAS, ASYM>(args.out, m * N + n + e, sum[4 * v + e], e_sx[v], zp, e_sw[v][e], b[e], colsum[e],
+                                 out_policy);
     }
   }
 }

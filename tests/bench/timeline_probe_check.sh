@@ -72,23 +72,25 @@ for tail in _bm16_bn16_bk128_wk8_s2_sk1_sc1 _bm8_bn64_bk64_wk4_s2_sk1; do
   # nostore (timing only): the one output store is guarded by a sum no int8 product reaches.
   python3 "$sv" "$tmp/dplain.cu" "$tmp/nostore.cu" nostore || fail "source_variant nostore on $name"
   [ "$(grep -c '== 0x7fffffff)  // nostore' "$tmp/nostore.cu")" = 1 ] || fail "nostore: not the one store"
-  [ "$(grep -c 'finish<OUT, BIAS, ASYM>' "$tmp/nostore.cu")" = "$(grep -c 'finish<OUT, BIAS, ASYM>' "$tmp/dplain.cu")" ] ||
-    fail "nostore: the epilogue changed"
-  # oel: every bf16 output store carries the evict_last policy (the register ring too).
-  python3 "$sv" "$tmp/dplain.cu" "$tmp/oel.cu" oel || fail "source_variant oel on $name"
-  [ "$(grep -c 'st.global.L2::cache_hint.b16' "$tmp/oel.cu")" = 1 ] || fail "oel: not the one output store"
-  grep -q 'createpolicy.fractional.L2::evict_last' "$tmp/oel.cu" || fail "oel: no evict_last policy"
+  [ "$(grep -c 'finish_l2<OUT, BIAS, ASYM>(args.out' "$tmp/nostore.cu")" = 1 ] || fail "nostore: the epilogue changed"
+  # The template stores the outputs with the evict_last policy (the register ring too); oplain
+  # takes it off the one store, and only there.
+  [ "$(grep -c 'finish_l2<OUT, BIAS, ASYM>(args.out' "$tmp/dplain.cu")" = 1 ] || fail "$name: not one policy store"
+  grep -q 'out_policy = l2_evict_last_policy()' "$tmp/dplain.cu" || fail "$name: no evict_last policy"
+  python3 "$sv" "$tmp/dplain.cu" "$tmp/oplain.cu" oplain || fail "source_variant oplain on $name"
+  ! grep -q 'finish_l2<OUT, BIAS, ASYM>(args.out' "$tmp/oplain.cu" || fail "oplain: a policy store is left"
+  [ "$(grep -c '// oplain' "$tmp/oplain.cu")" = 1 ] || fail "oplain: not the one output store"
 done
 # wef (the shared ring only): every weight copy carries the evict_first policy, x's copies none;
-# with oel beside it the kernel compiles and comes from the override.
+# with oplain beside it the kernel compiles and comes from the override.
 name=$dpre"_bm16_bn16_bk128_wk8_s2_sk1_sc1"
 "$i8gemm" inspect source "$name" --inline -o "$tmp/dplain.cu" >/dev/null
 mkdir -p "$tmp/wovr"
-python3 "$sv" "$tmp/dplain.cu" "$tmp/wovr/$name.cu" wef,oel || fail "source_variant wef,oel on $name"
+python3 "$sv" "$tmp/dplain.cu" "$tmp/wovr/$name.cu" wef,oplain || fail "source_variant wef,oplain on $name"
 ! grep -q 'cp_async_16<true>' "$tmp/wovr/$name.cu" || fail "wef: a weight copy without the policy is left"
 [ "$(grep -c 'L2::cache_hint.L2::256B' "$tmp/wovr/$name.cu")" = 1 ] || fail "wef: not the one weight copy"
 grep -q 'args.x + min(m, M - 1) \* K + kb, k_in && m < M);' "$tmp/wovr/$name.cu" || fail "wef: x's copy changed"
-compile_override "$tmp/wovr" _bm16_bn16_bk128_wk8_s2_sk1_sc1 "$name" wef,oel
+compile_override "$tmp/wovr" _bm16_bn16_bk128_wk8_s2_sk1_sc1 "$name" wef,oplain
 if python3 "$sv" "$tmp/dplain.cu" "$tmp/x.cu" krot 2>"$tmp/err"; then fail "krot applied to a decode kernel"; fi
 grep -q "does not apply" "$tmp/err" || { cat "$tmp/err"; fail "no message for an edit of another family"; }
 
