@@ -8,7 +8,8 @@
 #     bash scripts/gpu_ab.sh
 # Env: OUT (default /tmp/out), REPS (2), SAMPLES (20), TUNE_FLAGS (more `tune` flags, e.g.
 # "--bias --out f32"), STEP_TIMEOUT (seconds per tune, 100), PRE_A / PRE_B (each build's
-# candidates precompiled by scripts/precompile.sh, .sqlite or .xz: every rep's cache starts from it). Writes $OUT/ab/: tune and race logs
+# candidates precompiled by scripts/precompile.sh, .sqlite or .xz: every rep's cache starts from it), KEEP (set: the
+# tuned caches $OUT/ab/{A,B}_REP.sqlite stay). Writes $OUT/ab/: tune and race logs
 # per build and rep, ab.md (the table). Exit status: non-zero when a tune failed or no table.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +39,7 @@ for rep in $(seq 1 "$REPS"); do
     done
     LD_LIBRARY_PATH="$PWD/$tree/runtime" "$tree/tools/i8gemm" inspect race --cache "$R/${V}_$rep.sqlite" \
       > "$R/race_${V}_$rep.txt" 2>&1 || status=1
-    rm -f "$R/${V}_$rep.sqlite"*
+    [ -n "${KEEP:-}" ] || rm -f "$R/${V}_$rep.sqlite"*  # KEEP=1: keep the tuned caches (for a peers run after)
   done
 done
 python3 scripts/ab_report.py "$R" > "$R/ab.md" || status=1

@@ -27,6 +27,12 @@ IN is `i8gemm inspect source NAME --inline`. Edits of wgmma_tma kernels:
   l2n    every TMA load of x and w carries an L2 cache hint with the policy word CUTLASS passes
          by default (CacheHintSm90::EVICT_NORMAL, 0x1000000000000000): its sm90 GEMMs' SASS
          has UTMALDG ... desc[UR] where ours has none (session 40).
+Edits of decode_mma and wgmma_tma kernels (programmatic launch, docs/pdl.md: no kernel signals
+launch_dependents, so the next grid launches as this one's blocks exit):
+  trig   every block signals griddepcontrol.launch_dependents right after its wait (session 16's
+         "trigger at block start", measured then on untuned kernels only)
+  trigl  the late trigger: decode_mma after its main loop, wgmma_tma's producer after its last load
+
 Edits of decode_mma kernels (issue 13: at M = 16 every block of 28672 x 4096 reads all of x again,
 as many bytes as the weight, session 36):
   xca    the shared ring's x copies are cp.async.ca (allocated in L1, where the next blocks on
@@ -44,6 +50,9 @@ as many bytes as the weight, session 36):
   wef    the shared ring's weight copies carry an L2 evict_first policy (each weight byte is read
          once, so its lines should leave L2 before anything else: the output's in particular).
          A register-ring kernel is compiled from the same template and is unchanged by it.
+  (wgmma_tma, the register-store epilogue)
+  wol    bf16 outputs (an interior tile's quads, an edge tile's pairs) are stored with the L2 evict_last policy decode_mma
+         stores its outputs with (session 41), for M = 32...128 where the weight still streams.
   oplain the outputs are stored without the L2 evict_last policy the template gives them (as
          before session 41, when that policy made 28672 x 4096 M = 16 1.04x faster on an H100):
          the A/B of that choice.
@@ -197,8 +206,44 @@ def l2n(src):
     return once(src, old, new)
 
 
+def wol(src):
+    old = "      *reinterpret_cast<uint2*>(rowp[i][h] + 16 * j) = odd ? make_uint2(got, p1) : make_uint2(p0, got);\n"
+    new = ("      unsigned long long pol_;  // wol: the output kept in L2 (evict_last)\n"
+           "      asm(\"createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\\n\" : \"=l\"(pol_));\n"
+           "      const uint2 v_ = odd ? make_uint2(got, p1) : make_uint2(p0, got);\n"
+           "      asm volatile(\"st.global.L2::cache_hint.v2.b32 [%0], {%1, %2}, %3;\\n\" ::\"l\"(rowp[i][h] + 16 * j), \"r\"(v_.x),\n"
+           "                   \"r\"(v_.y), \"l\"(pol_) : \"memory\");\n")
+    src = once(src, old, new)
+    # An edge tile's pairs (M below the tile's rows: M = 32 with 64-row tiles) leave through store_out2.
+    old = ("    static_cast<unsigned*>(out)[idx / 2] = unsigned(f32_to_bf16_rne(y0)) | (unsigned(f32_to_bf16_rne(y1)) << 16);\n")
+    new = ("    unsigned long long pol_;  // wol\n"
+           "    asm(\"createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\\n\" : \"=l\"(pol_));\n"
+           "    asm volatile(\"st.global.L2::cache_hint.b32 [%0], %1, %2;\\n\" ::\"l\"(static_cast<unsigned*>(out) + idx / 2),\n"
+           "                 \"r\"(unsigned(f32_to_bf16_rne(y0)) | (unsigned(f32_to_bf16_rne(y1)) << 16)), \"l\"(pol_) : \"memory\");\n")
+    return once(src, old, new)
+
+
+TRIGGER = "asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\");"
+
+
+def trig(src):
+    if "decode_mma_kernel(" in src:
+        old = "  grid_order();  // nothing global is touched before it (grid_order.cuh)\n"
+        return once(src, old, old + "  " + TRIGGER + "  // trig\n", src.index("decode_mma_kernel("))
+    old = "  grid_order();\n\n  if (role == 0) {\n"
+    return once(src, old, "  grid_order();\n  " + TRIGGER + "  // trig\n\n  if (role == 0) {\n", src.index(KERNEL))
+
+
+def trigl(src):
+    if "decode_mma_kernel(" in src:
+        old = "  // The warps' tiles meet in shared memory; the group sums them (int32: exact in any order).\n"
+        return once(src, old, "  " + TRIGGER + "  // trigl\n" + old, src.index("decode_mma_kernel("))
+    old = "    // Stay until the whole cluster is done (see the consumers' end).\n"
+    return once(src, old, "    " + TRIGGER + "  // trigl\n" + old, src.index(KERNEL))
+
+
 EDITS = {"nohint": nohint, "l2n": l2n, "krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox, "nostore": nostore, "wef": wef,
-         "oplain": oplain}
+         "oplain": oplain, "wol": wol, "trig": trig, "trigl": trigl}
 
 
 def main(argv):
