@@ -109,6 +109,20 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
   return f.invalid_reason(p, c, t);
 }
 
+std::vector<KernelConfig> trigger_twins(const GemmProblem& p, const KernelConfig& c, const Target& t) {
+  std::vector<KernelConfig> out;
+  const FamilyInfo& f = family_info(c.family);
+  const bool takes = std::find(f.optional_name_fields.begin(), f.optional_name_fields.end(), ConfigField::pdl_trigger) !=
+                     f.optional_name_fields.end();
+  if (!takes || c.pdl_trigger != 0 || t.sm < 90) return out;
+  for (int trigger : {1, 2}) {
+    KernelConfig v = c;
+    v.pdl_trigger = trigger;
+    if (invalid_reason(p, v, t).empty()) out.push_back(v);
+  }
+  return out;
+}
+
 std::vector<KernelConfig> candidates(const GemmProblem& p, const Target& t) {
   std::vector<KernelConfig> out;
   for (const FamilyInfo* f : families())

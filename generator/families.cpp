@@ -57,11 +57,20 @@ const std::vector<ConfigFieldInfo>& config_fields() {
       {ConfigField::dynamic_schedule, "ds", "dynamic_schedule", &KernelConfig::dynamic_schedule, 1},
       {ConfigField::raster_group, "rg", "raster_group", &KernelConfig::raster_group, 2},
       {ConfigField::l2_hint, "lh", "l2_hint", &KernelConfig::l2_hint, 1},
+      {ConfigField::pdl_trigger, "tr", "pdl_trigger", &KernelConfig::pdl_trigger, 1},
   };
   return fields;
 }
 
 const ConfigFieldInfo& field_info(ConfigField f) { return config_fields().at(size_t(f)); }
+
+std::string pdl_trigger_reason(const KernelConfig& c, const Target& t) {
+  if (c.pdl_trigger < 0 || c.pdl_trigger > 2)
+    return fmt::format("pdl_trigger={} (need 0 none, 1 after the wait or 2 late)", c.pdl_trigger);
+  if (c.pdl_trigger != 0 && t.sm < 90)
+    return fmt::format("pdl_trigger={} on {} (griddepcontrol needs sm_90 or later)", c.pdl_trigger, t.arch);
+  return {};
+}
 
 std::vector<TemplateArg> problem_template_args(const GemmProblem& p, bool with_layout) {
   std::vector<TemplateArg> a = {{"N_", p.n, true}, {"K_", p.k, true}};

@@ -15,7 +15,7 @@ namespace i8g {
 // A KernelConfig field that a family may list in its kernel names (bm, bn and bk always are).
 enum class ConfigField {
   thread_m, thread_n, warps_m, warps_n, instr, warpgroups, stages, split_k, vec, schedule, cluster_m,
-  warps_k, cluster_k, epilogue_store, packed_weight, dynamic_schedule, raster_group, l2_hint
+  warps_k, cluster_k, epilogue_store, packed_weight, dynamic_schedule, raster_group, l2_hint, pdl_trigger
 };
 
 struct ConfigFieldInfo {
@@ -27,6 +27,9 @@ struct ConfigFieldInfo {
 };
 const std::vector<ConfigFieldInfo>& config_fields();  // every ConfigField, in enum order
 const ConfigFieldInfo& field_info(ConfigField f);
+// Empty when c.pdl_trigger is one a family taking the field can run on t (0; 1 or 2 on sm_90+,
+// where griddepcontrol exists), else the reason.
+std::string pdl_trigger_reason(const KernelConfig& c, const Target& t);
 
 // One template argument, named as the template's parameter is (e.g. {"BM", 64}).
 struct TemplateArg {

@@ -85,6 +85,7 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
     return fmt::format("schedule={} (need 0, chunks in registers, or 1, a shared-memory ring)", c.schedule);
   if (c.schedule == kSharedRing && c.bk != 128 && c.bk != 256)
     return fmt::format("bk={} with a shared-memory ring (its copies cover rows of 128 or 256 bytes)", c.bk);
+  if (std::string why = pdl_trigger_reason(c, t); !why.empty()) return why;
   const int smem = dynamic_smem(c);
   if (smem > t.smem_per_block_optin)
     return fmt::format("{} bytes of shared memory above the target's {} per block", smem, t.smem_per_block_optin);
@@ -252,7 +253,9 @@ bool deep_untuned(const GemmProblem& p, const Target& t, int64_t m) {
 bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
   constexpr int64_t kMinN = 768, kMinK = 384;
   const bool rows_fit = m <= kMaxUntunedRows ? p.n >= kMinN : serves_mid_untuned(p, t, m);
-  if (!(t.sm == 90 && rows_fit && p.k >= kMinK && c.bm == row_tile(m) && c.bn == 16 && c.split_k == 1)) return false;
+  if (!(t.sm == 90 && rows_fit && p.k >= kMinK && c.bm == row_tile(m) && c.bn == 16 && c.split_k == 1 &&
+        c.pdl_trigger == 0))
+    return false;
   if (deep_untuned(p, t, m)) return c.warps_k == 8 && is_deep_ring(c);
   return c.warps_k == 4 && !is_deep_ring(c) && (c.schedule == kSharedRing) == prefers_shared_ring(p, c, t);
 }
@@ -261,7 +264,7 @@ std::vector<TemplateArg> template_args(const KernelSpec& s) {
   const KernelConfig& c = s.config;
   std::vector<TemplateArg> a = {{"BM", c.bm},           {"BN", c.bn},         {"BK", c.bk},
                                 {"WK", c.warps_k},      {"STAGES", c.stages}, {"RING", c.schedule},
-                                {"SPLIT_K", c.split_k}};
+                                {"SPLIT_K", c.split_k}, {"TRIG", c.pdl_trigger}};
   for (const TemplateArg& x : problem_template_args(s.problem, false)) a.push_back(x);
   return a;
 }
@@ -276,7 +279,8 @@ const FamilyInfo& decode_mma_family() {
     f.header = "decode_mma.cuh";
     f.kernel = "i8g::decode_mma_kernel";
     f.name_fields = {ConfigField::warps_k, ConfigField::stages, ConfigField::split_k};
-    f.optional_name_fields = {ConfigField::schedule};  // "_sc1": the shared-memory ring
+    // "_sc1": the shared-memory ring; "_tr1", "_tr2": the programmatic-launch trigger
+    f.optional_name_fields = {ConfigField::schedule, ConfigField::pdl_trigger};
     f.splits_k = true;
     f.untuned_rank = 4;  // above wgmma_tma and mma_sync, where serves_untuned accepts (sm_90, M <= 16; sm_90a to 32)
     f.serves_untuned = serves_untuned;

@@ -136,6 +136,7 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
                        "schedule is for unclustered, unsplit tiles of the plain weight",
                        c.cluster_m, c.cluster_k, c.split_k, c.packed_weight);
   if (std::string why = order_invalid_reason(c); !why.empty()) return why;
+  if (std::string why = pdl_trigger_reason(c, t); !why.empty()) return why;
   if (c.schedule != kCooperative && c.schedule != kPingPong)
     return fmt::format("schedule={} (need {} cooperative or {} ping-pong)", c.schedule, kCooperative, kPingPong);
   if (c.schedule == kCooperative && c.bm != 128 && c.bm != 256)
@@ -605,7 +606,7 @@ bool serves_untuned(const GemmProblem& p, const KernelConfig& c, const Target& t
   return m >= kMinUntunedRows && p.k >= kRowBytes && c.bk == untuned_bk && untuned_tile(c) != nullptr && c.split_k == 1 &&
          c.cluster_m == 1 && c.cluster_k == 1 && c.epilogue_store == (staged_default(p, c, t, m) ? 1 : 0) &&
          c.packed_weight == 0 && c.dynamic_schedule == 0 && c.raster_group == 0 && c.l2_hint == 0 &&
-         tiles(p, c, m) < (int64_t(1) << 30);
+         c.pdl_trigger == 0 && tiles(p, c, m) < (int64_t(1) << 30);
 }
 
 // Ranks the untuned default's tiles: waves of tiles over the SMs (a block's tiles run one after
@@ -626,7 +627,8 @@ std::vector<TemplateArg> template_args(const KernelSpec& s) {
   std::vector<TemplateArg> a = {{"BM", c.bm}, {"BN", c.bn}, {"STAGES", c.stages}, {"GROUP_M", group},
                                 {"PP", c.schedule == kPingPong ? 1 : 0}, {"CM", c.cluster_m}, {"CK", c.cluster_k},
                                 {"SPLIT_K", c.split_k}, {"ES", c.epilogue_store}, {"KP", c.bk / kRowBytes},
-                                {"PW", c.packed_weight}, {"DS", c.dynamic_schedule}, {"L2H", c.l2_hint}};
+                                {"PW", c.packed_weight}, {"DS", c.dynamic_schedule}, {"L2H", c.l2_hint},
+                                {"TRIG", c.pdl_trigger}};
   for (const TemplateArg& x : problem_template_args(s.problem, false)) a.push_back(x);
   return a;
 }
@@ -678,11 +680,12 @@ const FamilyInfo& wgmma_tma_family() {
     f.tma_operands = true;
     f.name_fields = {ConfigField::warpgroups, ConfigField::stages, ConfigField::schedule, ConfigField::split_k};
     f.splits_k = true;
-    // "_cm2", "_ck2", "_es1", "_pw1", "_ds1", "_rg1", "_lh3"; no cluster, no staged store, the
-    // plain weight, the fixed schedule, the family's raster and no hint leave the names as they were
+    // "_cm2", "_ck2", "_es1", "_pw1", "_ds1", "_rg1", "_lh3", "_tr1"; no cluster, no staged store,
+    // the plain weight, the fixed schedule, the family's raster, no hint and no trigger leave the
+    // names as they were
     f.optional_name_fields = {ConfigField::cluster_m, ConfigField::cluster_k, ConfigField::epilogue_store,
                               ConfigField::packed_weight, ConfigField::dynamic_schedule, ConfigField::raster_group,
-                              ConfigField::l2_hint};
+                              ConfigField::l2_hint, ConfigField::pdl_trigger};
     f.untuned_rank = 3;  // above mma_sync, where serves_untuned accepts (sm_90a, M >= 17)
     f.serves_untuned = serves_untuned;
     f.races_at = races_at;

@@ -26,6 +26,11 @@ KernelConfig heuristic_default(const GemmProblem& problem, const Target& target,
 KernelConfig heuristic_default(const GemmProblem& problem, const Target& target, int64_t m,
                                Family family);
 
+// The programmatic-launch trigger twins of `config` (pdl_trigger 1 and 2, docs/pdl.md): the
+// tuner races them beside its finalists. Empty where the family has no trigger, the target is
+// below sm_90 or the config already sets one.
+std::vector<KernelConfig> trigger_twins(const GemmProblem& problem, const KernelConfig& config, const Target& target);
+
 // Whether a tune races `spec` in the M bucket bounded by m (its family's races_at; every
 // bucket where the family sets none).
 bool raced_at(const KernelSpec& spec, int64_t m);

@@ -89,6 +89,13 @@ struct KernelConfig {
   int l2_hint = 0;                    // wgmma_tma: L2 eviction hints on the operand loads, bit 0
                                       // x evict_last, bit 1 w evict_first; names carry it only
                                       // where it is not 0
+  int pdl_trigger = 0;                // decode_mma, wgmma_tma (sm_90+): where each block signals
+                                      // griddepcontrol.launch_dependents (docs/pdl.md): 0 never
+                                      // (the next grid launches as blocks exit), 1 right after
+                                      // its wait, 2 late (decode_mma after its main loop,
+                                      // wgmma_tma's producer after its last load); the tuner
+                                      // races 1 and 2 as twins of its finalists; names carry it
+                                      // only where it is not 0
 
   int threads() const;
   int static_smem_bytes() const;  // shared memory the template declares for this tile

@@ -27,12 +27,6 @@ IN is `i8gemm inspect source NAME --inline`. Edits of wgmma_tma kernels:
   l2n    every TMA load of x and w carries an L2 cache hint with the policy word CUTLASS passes
          by default (CacheHintSm90::EVICT_NORMAL, 0x1000000000000000): its sm90 GEMMs' SASS
          has UTMALDG ... desc[UR] where ours has none (session 40).
-Edits of decode_mma and wgmma_tma kernels (programmatic launch, docs/pdl.md: no kernel signals
-launch_dependents, so the next grid launches as this one's blocks exit):
-  trig   every block signals griddepcontrol.launch_dependents right after its wait (session 16's
-         "trigger at block start", measured then on untuned kernels only)
-  trigl  the late trigger: decode_mma after its main loop, wgmma_tma's producer after its last load
-
 Edits of decode_mma kernels (issue 13: at M = 16 every block of 28672 x 4096 reads all of x again,
 as many bytes as the weight, session 36):
   xca    the shared ring's x copies are cp.async.ca (allocated in L1, where the next blocks on
@@ -223,27 +217,8 @@ def wol(src):
     return once(src, old, new)
 
 
-TRIGGER = "asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\");"
-
-
-def trig(src):
-    if "decode_mma_kernel(" in src:
-        old = "  grid_order();  // nothing global is touched before it (grid_order.cuh)\n"
-        return once(src, old, old + "  " + TRIGGER + "  // trig\n", src.index("decode_mma_kernel("))
-    old = "  grid_order();\n\n  if (role == 0) {\n"
-    return once(src, old, "  grid_order();\n  " + TRIGGER + "  // trig\n\n  if (role == 0) {\n", src.index(KERNEL))
-
-
-def trigl(src):
-    if "decode_mma_kernel(" in src:
-        old = "  // The warps' tiles meet in shared memory; the group sums them (int32: exact in any order).\n"
-        return once(src, old, "  " + TRIGGER + "  // trigl\n" + old, src.index("decode_mma_kernel("))
-    old = "    // Stay until the whole cluster is done (see the consumers' end).\n"
-    return once(src, old, "    " + TRIGGER + "  // trigl\n" + old, src.index(KERNEL))
-
-
 EDITS = {"nohint": nohint, "l2n": l2n, "krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox, "nostore": nostore, "wef": wef,
-         "oplain": oplain, "wol": wol, "trig": trig, "trigl": trigl}
+         "oplain": oplain, "wol": wol}
 
 
 def main(argv):

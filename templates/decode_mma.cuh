@@ -69,8 +69,8 @@ struct Chunk {
 
 }  // namespace dec
 
-template <int BM, int BN, int BK, int WK, int STAGES, int RING, int SPLIT_K, long long N_, long long K_, int ACT,
-          int WSC, int OUT, int BIAS, int ASYM>
+template <int BM, int BN, int BK, int WK, int STAGES, int RING, int SPLIT_K, int TRIG, long long N_, long long K_,
+          int ACT, int WSC, int OUT, int BIAS, int ASYM>
 __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_constant__ I8gArgs args) {
   constexpr int THREADS = 32 * WK;
   constexpr int RT = BN / dec::kRows;  // 16-row weight tiles
@@ -91,6 +91,7 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
 
   extern __shared__ __align__(16) int red[];
   grid_order();  // nothing global is touched before it (grid_order.cuh)
+  if constexpr (TRIG == 1) launch_dependents();
 
   const long long M = args.m;
   const long long N = N_ ? N_ : args.n;
@@ -259,6 +260,7 @@ __global__ void __launch_bounds__(32 * WK) decode_mma_kernel(const __grid_consta
     }
   }
 
+  if constexpr (TRIG == 2) launch_dependents();  // the late trigger (grid_order.cuh)
   // The warps' tiles meet in shared memory; the group sums them (int32: exact in any order).
 #pragma unroll
   for (int r = 0; r < RT; ++r)

@@ -93,8 +93,7 @@ __device__ __forceinline__ Unit unit_of(int u, int ktiles) {
 }  // namespace tma
 
 template <int BM, int BN, int STAGES, int GROUP_M, int PP, int CM, int CK, int SPLIT_K, int ES, int KP, int PW, int DS,
-          int L2H, long long N_,
-          long long K_, int ACT, int WSC, int OUT, int BIAS, int ASYM>
+          int L2H, int TRIG, long long N_, long long K_, int ACT, int WSC, int OUT, int BIAS, int ASYM>
 __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
     wgmma_tma_kernel(const __grid_constant__ I8gArgs args, const __grid_constant__ tma::Desc xmap,
                      const __grid_constant__ tma::Desc wmap, const __grid_constant__ tma::Desc omap) {
@@ -264,6 +263,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
   // The barriers' setup (shared memory only) and the maps' prefetch (kernel parameters) may
   // overlap the previous kernel's tail; nothing global is touched before this (grid_order.cuh).
   grid_order();
+  if constexpr (TRIG == 1) launch_dependents();
 
   if (role == 0) {
     tma::lower_registers<40>();
@@ -357,6 +357,7 @@ __global__ void __launch_bounds__(3 * wg::kWarpgroup, 1)
         sched[1] = 0;
       }
     }
+    if constexpr (TRIG == 2) launch_dependents();  // the late trigger: every load is issued
     // Stay until the whole cluster is done (see the consumers' end).
     if (CLUSTERED) tma::cluster_sync();
     return;

@@ -33,7 +33,7 @@ struct TuneFlags {
   ProblemFlags problem;
   bool compile_only = false;
   bool experimental_wgmma = false, experimental_staged_store = false, experimental_packed_weight = false,
-       experimental_tile_order = false, resume = false;
+       experimental_tile_order = false, resume = false, no_trigger_twins = false;
   std::string arch, cache, filter, m = "1,16,256,4096", shard, devices;
   std::vector<std::string> argv;  // the whole command line (--devices starts one job per device with it)
   int jobs = 0, device = 0, samples = 50, final_placements = i8g::TuneOptions{}.final_placements;
@@ -112,6 +112,7 @@ void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<Name
   to.resume = o.resume;
   to.plan.samples = o.samples;
   to.final_placements = o.final_placements;
+  to.trigger_twins = !o.no_trigger_twins;
   to.prune_factor = o.prune_factor;
   fmt::print("{} ({} SMs, {}), driver {}, cache {}\n", engine->device().name, t.sm_count, t.arch,
              engine->device().driver_version, cache.path());
@@ -368,6 +369,10 @@ void setup_tune(CLI::App& app, const std::vector<std::string>& argv) {
                 "also race wgmma_tma's tile-order twins of the large-M tiles where their tiles outnumber the SMs "
                 "(_rg1 of the cooperative and cm2 tiles; _lh1/_lh2/_lh3: L2 eviction hints, x evict_last and/or w "
                 "evict_first; the ping-pong 128x128 dynamic schedule, _ds1; sm_90a; exact, not faster on the H100)");
+  cmd->add_flag("--no-trigger-twins", opts->no_trigger_twins,
+                "do not race the programmatic-launch trigger twins (_tr1: launch_dependents after the grid wait, _tr2: "
+                "late) of each bucket's finalists, which a tune on sm_90+ compiles after its first round and races "
+                "in the final one (decode_mma, wgmma_tma; docs/pdl.md)");
   cmd->add_option("--arch", opts->arch, "target arch, e.g. sm_90a, sm_80 (default: the GPU's)");
   add_cache_option(*cmd, opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   cmd->add_option("--filter", opts->filter, "only kernels whose name matches this regex");

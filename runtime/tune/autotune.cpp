@@ -74,6 +74,21 @@ void final_round(Measurer& measurer, BucketResult& r, int placements, LaunchOf l
   }
 }
 
+// The programmatic-launch trigger twins (generator: trigger_twins) of the first round's
+// finalists, or of its winner where too few are near it for a final round.
+std::vector<KernelSpec> trigger_specs(const GemmProblem& p, const Target& t, const BucketResult& r) {
+  std::vector<size_t> from = finalists(r.candidates);
+  if (from.empty()) {
+    const size_t w = pick_winner(r.candidates);
+    if (w < r.candidates.size()) from.push_back(w);
+  }
+  std::vector<KernelSpec> out;
+  for (size_t i : from)
+    if (const KernelSpec* s = kernel_of(r.candidates[i].candidate))
+      for (const KernelConfig& c : trigger_twins(p, s->config, t)) out.push_back({p, c, t.arch});
+  return out;
+}
+
 }  // namespace
 
 std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const GemmProblem& p,
@@ -165,8 +180,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
     const size_t to_time =
         r.candidates.size() + size_t(std::count_if(built.begin(), built.end(), [&](const JitOutcome& b) { return raced_at(b.spec, m); }));
     say(timing, r.candidates.size(), to_time);
-    for (const JitOutcome& b : built) {
-      if (!raced_at(b.spec, m)) continue;  // built for other M (decode_mma: one row tile per bucket)
+    auto time_built = [&](const JitOutcome& b) {
       CandidateResult c;
       c.candidate = b.spec;
       c.kernel_id = b.kernel.id;
@@ -183,8 +197,16 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
         }
       }
       r.candidates.push_back(c);
+    };
+    for (const JitOutcome& b : built) {
+      if (!raced_at(b.spec, m)) continue;  // built for other M (decode_mma: one row tile per bucket)
+      time_built(b);
       say(timing, r.candidates.size(), to_time);
     }
+    // The trigger twins, compiled now (their count is known only after the first round).
+    if (opt.trigger_twins)
+      for (const JitOutcome& b : compile_and_store(cache, *compiler, trigger_specs(p, t, r), t, opt.jobs, {}))
+        time_built(b);
     final_round(measurer, r, opt.final_placements, [&](const Candidate& c, std::vector<KernelInstance>& keep) -> Launch {
       if (const LtAlgo* a = lt_algo_of(c)) return run_lt(a->index);
       keep.push_back(engine.instantiate(*kernel_of(c), m));

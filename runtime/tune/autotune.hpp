@@ -42,6 +42,10 @@ struct TuneOptions {
   // placement-0 pick cost 3-12% in 4 of 46 buckets where the median placement's pick cost none
   // (docs/tuning.md, step 6).
   int final_placements = 5;
+  // Also race the programmatic-launch trigger twins (generator: trigger_twins; docs/pdl.md) of the
+  // first round's finalists, compiled after that round, so that they take part in the final one.
+  // On since session 41 (H200: 0.95-0.99x the plain winner's graph median at six tuned points).
+  bool trigger_twins = true;
   // Skip the M buckets whose winner the cache already holds for this device, compiler and
   // generator (an interrupted tune carries on where it stopped); their results carry `stored`.
   bool resume = false;

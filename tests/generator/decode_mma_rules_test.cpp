@@ -456,7 +456,7 @@ TEST(DecodeMmaEmit, SourceAndNameRoundTrip) {
   ASSERT_EQ(invalid_reason(p, spec.config, Target::from_arch("sm_90a")), "");
   const Source s = emit(spec);
   EXPECT_EQ(s.name, "i8g_sm90a_decode_mma_n2560_k4096_nk_tok_ch_bf16_bias_bm8_bn32_bk128_wk8_s2_sk4");
-  EXPECT_EQ(s.entry, "i8g::decode_mma_kernel<8, 32, 128, 8, 2, 0, 4, 2560LL, 4096LL, 1, 1, 0, 1, 0>");
+  EXPECT_EQ(s.entry, "i8g::decode_mma_kernel<8, 32, 128, 8, 2, 0, 4, 0, 2560LL, 4096LL, 1, 1, 0, 1, 0>");
   EXPECT_TRUE(has(s.code, "#include \"decode_mma.cuh\""));
   EXPECT_TRUE(has(s.code, "8 /*WK*/, 2 /*STAGES*/, 0 /*RING*/, 4 /*SPLIT_K*/"));
   EXPECT_EQ(KernelSpec::parse_name(s.name), spec);

@@ -23,6 +23,51 @@ class ProgrammaticLaunch : public KernelCheckTest {};
 
 constexpr int kLaunches = 16;  // alternating a, b, ..., the last one b's
 
+// kLaunches launches of `run_one` alternating a's and b's operands into b's output, eagerly then
+// as one captured graph replayed three times; adds to the run counts (each must end exact).
+template <class RunOne>
+void back_to_back(const i8gemm_problem& p, int64_t m, std::mt19937& rng, RunOne run_one, int& exact, int& total) {
+  HostOperands ha = random_operands(p, m, rng), hb = random_operands(p, m, rng);
+  Stream s;
+  DeviceGemm a(shared_ctx(), p, ha, s), b(shared_ctx(), p, hb, s);
+  i8gemm_args ca = a.args(), cb = b.args();
+  ca.out = cb.out;  // both write b's output
+  ca.m = cb.m = m;
+  const std::vector<uint8_t> want = reference_bytes(p, hb);
+  auto launches = [&] {
+    for (int i = 0; i < kLaunches; ++i) {
+      i8gemm_args args = i % 2 ? cb : ca;
+      run_one(args, s.get());
+    }
+  };
+
+  b.poison_out(s);
+  launches();
+  s.sync();
+  std::string r = compare_outputs(p, m, b.out_bytes(), want);
+  EXPECT_TRUE(r.empty()) << "eager: " << r;
+  exact += r.empty();
+  ++total;
+
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  I8G_CU(cuStreamBeginCapture(s.get(), CU_STREAM_CAPTURE_MODE_GLOBAL));
+  launches();
+  I8G_CU(cuStreamEndCapture(s.get(), &graph));
+  I8G_CU(cuGraphInstantiateWithFlags(&exec, graph, 0));
+  for (int replay = 0; replay < 3; ++replay) {
+    b.poison_out(s);
+    I8G_CU(cuGraphLaunch(exec, s.get()));
+    s.sync();
+    r = compare_outputs(p, m, b.out_bytes(), want);
+    EXPECT_TRUE(r.empty()) << "graph replay " << replay << ": " << r;
+    exact += r.empty();
+    ++total;
+  }
+  driver().cuGraphExecDestroy(exec);
+  driver().cuGraphDestroy(graph);
+}
+
 TEST_F(ProgrammaticLaunch, BackToBackRunsIntoOneOutputEndWithTheLastRunsResult) {
   struct Case {
     int64_t n, k, m;
@@ -41,47 +86,57 @@ TEST_F(ProgrammaticLaunch, BackToBackRunsIntoOneOutputEndWithTheLastRunsResult) 
     const std::optional<Candidate> chosen = engine_->kernel_for(to_gemm_problem(p), c.m);
     const std::string kernel = chosen ? to_string(*chosen) : "?";
     SCOPED_TRACE(fmt::format("{} M={} ({}): {}", describe(p), c.m, c.what, kernel));
-    HostOperands ha = random_operands(p, c.m, rng_), hb = random_operands(p, c.m, rng_);
-    Stream s;
-    DeviceGemm a(shared_ctx(), p, ha, s), b(shared_ctx(), p, hb, s);
-    i8gemm_args ca = a.args(), cb = b.args();
-    ca.out = cb.out;  // both write b's output
-    const std::vector<uint8_t> want = reference_bytes(p, hb);
-    auto launches = [&] {
-      for (int i = 0; i < kLaunches; ++i) {
-        i8gemm_args args = i % 2 ? cb : ca;
-        engine_->run(to_gemm_problem(p), args_from_c(&args, "test"), s.get());
-      }
-    };
-
-    b.poison_out(s);
-    launches();
-    s.sync();
-    std::string r = compare_outputs(p, c.m, b.out_bytes(), want);
-    EXPECT_TRUE(r.empty()) << "eager: " << r;
-    exact += r.empty();
-    ++total;
-
-    CUgraph graph = nullptr;
-    CUgraphExec exec = nullptr;
-    I8G_CU(cuStreamBeginCapture(s.get(), CU_STREAM_CAPTURE_MODE_GLOBAL));
-    launches();
-    I8G_CU(cuStreamEndCapture(s.get(), &graph));
-    I8G_CU(cuGraphInstantiateWithFlags(&exec, graph, 0));
-    for (int replay = 0; replay < 3; ++replay) {
-      b.poison_out(s);
-      I8G_CU(cuGraphLaunch(exec, s.get()));
-      s.sync();
-      r = compare_outputs(p, c.m, b.out_bytes(), want);
-      EXPECT_TRUE(r.empty()) << "graph replay " << replay << ": " << r;
-      exact += r.empty();
-      ++total;
-    }
-    driver().cuGraphExecDestroy(exec);
-    driver().cuGraphDestroy(graph);
+    back_to_back(p, c.m, rng_, [&](i8gemm_args& args, CUstream s) {
+      engine_->run(to_gemm_problem(p), args_from_c(&args, "test"), s);
+    }, exact, total);
   }
   std::printf("[ figure ] programmatic launches: %d of %d runs of %d back-to-back launches ended exact (PDL %s)\n",
               exact, total, kLaunches, options().pdl ? "on" : "off");
+}
+
+// The trigger twins (pdl_trigger 1: right after the wait, 2: late; the tuner races them): the
+// next launch's blocks are placed while this one's run, and must still find its output and its
+// split-K counters finished. decode_mma in registers and in the shared ring, wgmma_tma ping-pong,
+// cooperative with a row tail, a 2x1 cluster and split-K.
+TEST_F(ProgrammaticLaunch, TriggerTwinsBackToBackEndWithTheLastRunsResult) {
+  if (target_.sm < 90) GTEST_SKIP() << "griddepcontrol needs sm_90";
+  struct Case {
+    int64_t n, k, m;
+    Family family;
+    const char* config;
+  };
+  const Case cases[] = {{2560, 4096, 1, Family::decode_mma, "bm8_bn32_bk128_wk4_s2_sk1"},
+                        {2560, 4096, 16, Family::decode_mma, "bm16_bn16_bk128_wk4_s3_sk2_sc1"},
+                        {2560, 4096, 64, Family::wgmma_tma, "bm64_bn48_bk128_wg2_s16_sc2_sk1"},
+                        {2560, 4096, 100, Family::wgmma_tma, "bm128_bn64_bk128_wg2_s8_sc1_sk1"},
+                        {6144, 4096, 256, Family::wgmma_tma, "bm128_bn128_bk128_wg2_s7_sc2_sk1_cm2"},
+                        {2560, 4096, 64, Family::wgmma_tma, "bm64_bn64_bk128_wg2_s8_sc2_sk2"}};
+  std::vector<KernelSpec> specs;
+  std::vector<int64_t> ms;
+  for (const Case& c : cases) {
+    const GemmProblem p = to_gemm_problem(make_problem(c.n, c.k));
+    const KernelConfig plain = KernelConfig::parse(c.family, c.config);
+    ASSERT_EQ(invalid_reason(p, plain, target_), "") << c.config;
+    for (const KernelConfig& v : trigger_twins(p, plain, target_)) {
+      specs.push_back({p, v, target_.arch});
+      ms.push_back(c.m);
+    }
+  }
+  ASSERT_EQ(specs.size(), 12u);
+  precompile(specs);
+  int exact = 0, total = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const i8gemm_problem p = make_problem(specs[i].problem.n, specs[i].problem.k);
+    SCOPED_TRACE(fmt::format("{} M={}", specs[i].name(), ms[i]));
+    const KernelInstance k = engine_->instantiate(specs[i], ms[i]);
+    back_to_back(p, ms[i], rng_, [&](i8gemm_args& args, CUstream s) { k.launch(args_from_c(&args, "test"), s); },
+                 exact, total);
+    const std::string left = counters_left(k, ms[i]);
+    EXPECT_TRUE(left.empty()) << left;
+  }
+  EXPECT_EQ(exact, total);
+  std::printf("[ figure ] trigger twins: %d of %d runs of %d back-to-back launches ended exact (PDL %s)\n", exact,
+              total, kLaunches, options().pdl ? "on" : "off");
 }
 
 }  // namespace

@@ -110,3 +110,27 @@ TEST(DecodeMma, EveryEpilogueOptionCompilesWithTails) {
   compile_and_check(ampere, {decode_candidates({1000, 4080}, ampere).front(), decode_candidates({2560, 4096}, ampere).back()},
                     true);
 }
+
+// The trigger twins (pdl_trigger 1 and 2; the tuner races them beside its finalists) compile as
+// cleanly as their plain config, and only they signal the dependent launch (PREEXIT in SASS).
+TEST(DecodeMma, TriggerTwinsCompileAndOnlyTheySignal) {
+  const Target t = Target::from_arch("sm_90a");
+  const GemmProblem p{28672, 4096};
+  std::vector<KernelSpec> specs;
+  for (const char* config : {"bm8_bn32_bk128_wk4_s2_sk1", "bm16_bn16_bk128_wk4_s3_sk1_sc1"}) {  // registers, shared ring
+    const KernelSpec plain{p, KernelConfig::parse(Family::decode_mma, config), t.arch};
+    specs.push_back(plain);
+    for (const KernelConfig& c : trigger_twins(p, plain.config, t)) specs.push_back({p, c, t.arch});
+  }
+  ASSERT_EQ(specs.size(), 6u);
+  const auto signals = [](const KernelSpec& spec, const CompileOutcome&, const ResourceReport& r, const LaunchShape&) {
+    if (r.sass_available)
+      EXPECT_EQ(sass_count(r, "PREEXIT") > 0, spec.config.pdl_trigger != 0) << spec.name() << "\n" << r.sass;
+  };
+  std::vector<KernelSpec> in_registers, in_shared;
+  for (const KernelSpec& s : specs) (s.config.schedule == 1 ? in_shared : in_registers).push_back(s);
+  ASSERT_FALSE(in_registers.empty());
+  ASSERT_FALSE(in_shared.empty());
+  test::compile_tensor_kernels(t, in_registers, signals, test::Copies::registers);
+  test::compile_tensor_kernels(t, in_shared, signals, test::Copies::shared);
+}

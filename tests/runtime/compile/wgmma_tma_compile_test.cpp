@@ -123,6 +123,8 @@ void compile_and_check(const std::vector<KernelSpec>& specs, bool print) {
           } else {
             EXPECT_EQ(hinted, 0) << spec.name() << " hints a TMA load";
           }
+          // The programmatic-launch trigger (pdl_trigger): PREEXIT in the twins, nowhere else.
+          EXPECT_EQ(sass_count(r, "PREEXIT") > 0, spec.config.pdl_trigger != 0) << spec.name();
           if (spec.config.split_k > 1) {
             EXPECT_GT(sass_count(r, "ATOMG"), 0) << spec.name() << " has no split-K arrival counter";
           } else if (spec.config.dynamic_schedule) {
@@ -224,6 +226,21 @@ TEST(WgmmaTma, TileOrderTwinsCompileCleanly) {
         specs.push_back({p, c, "sm_90a"});
     }
   EXPECT_EQ(specs.size(), 26u) << "21 of 4096 x 4096, ping-pong 128x128's 5 over the tails";
+  compile_and_check(specs, true);
+}
+
+// The trigger twins (pdl_trigger 1 and 2: the tuner races them beside its finalists) of a
+// ping-pong 64-row tile, a cooperative tile, a 2x1 cluster and a split-K tile of 28672 x 4096.
+TEST(WgmmaTma, TriggerTwinsCompileCleanly) {
+  const GemmProblem p{28672, 4096};
+  std::vector<KernelSpec> specs;
+  for (const char* config : {"bm64_bn48_bk128_wg2_s16_sc2_sk1", "bm128_bn80_bk128_wg2_s8_sc1_sk1",
+                             "bm128_bn128_bk128_wg2_s7_sc2_sk1_cm2", "bm64_bn64_bk128_wg2_s8_sc2_sk2"}) {
+    const KernelConfig c = KernelConfig::parse(Family::wgmma_tma, config);
+    ASSERT_EQ(invalid_reason(p, c, hopper()), "") << config;
+    for (const KernelConfig& v : trigger_twins(p, c, hopper())) specs.push_back({p, v, "sm_90a"});
+  }
+  EXPECT_EQ(specs.size(), 8u);
   compile_and_check(specs, true);
 }
 
