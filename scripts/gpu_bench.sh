@@ -9,6 +9,7 @@
 # or an earlier call's CACHE_OUT, .sqlite or .xz: seeds TUNE_CACHE when that does not exist yet),
 # CACHE_OUT (a file name: the tuned cache, checkpointed and packed into $OUT after the tune stage,
 # .xz compresses it), BENCH_FLAGS (more `bench` flags, e.g. "--graph-only"),
+# CUTLASS_PDL (default 1: the peers stage also times CUTLASS launched with PDL; 0: not),
 # STAGE_TIMEOUT (seconds a
 # stage may run, default 580), TITLE (the report's title). Writes into $OUT: gpu_bench.log,
 # bench.json, peers.json, torch.json, report.{md,csv,json,png}, race.txt (after a tune: every
@@ -81,8 +82,12 @@ if has bench; then
 fi
 if has peers; then
   if [ -x "$BUILD/bench/i8gemm_peers" ]; then
+    # CUTLASS also launched with PDL (cutlass_best_pdl, a peer like the rest): i8gemm's launches
+    # are programmatic and may trigger their dependents (docs/pdl.md), so CUTLASS gets the same.
+    pdl_flag=(--cutlass-pdl)
+    [ "${CUTLASS_PDL:-1}" = 0 ] && pdl_flag=()
     stage "peers" "$BUILD/bench/i8gemm_peers" "${shape_args[@]}" --m "$MS" --samples "$SAMPLES" \
-      --cache "$TUNE_CACHE" --json "$OUT/peers.json"
+      --cache "$TUNE_CACHE" --json "$OUT/peers.json" "${pdl_flag[@]}"
   else
     echo "=== peers: $BUILD/bench/i8gemm_peers was not built (no nvcc where it was built)" | tee -a "$LOG"
   fi
