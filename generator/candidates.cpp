@@ -111,10 +111,9 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
 
 std::vector<KernelConfig> trigger_twins(const GemmProblem& p, const KernelConfig& c, const Target& t) {
   std::vector<KernelConfig> out;
-  const FamilyInfo& f = family_info(c.family);
-  const bool takes = std::find(f.optional_name_fields.begin(), f.optional_name_fields.end(), ConfigField::pdl_trigger) !=
-                     f.optional_name_fields.end();
-  if (!takes || c.pdl_trigger != 0 || t.sm < 90) return out;
+  if (c.pdl_trigger != 0) return out;
+  // invalid_reason refuses a trigger where the family has none (unused_field_reason) and below
+  // sm_90 (pdl_trigger_reason).
   for (int trigger : {1, 2}) {
     KernelConfig v = c;
     v.pdl_trigger = trigger;

@@ -202,16 +202,15 @@ def l2n(src):
 
 def wol(src):
     old = "      *reinterpret_cast<uint2*>(rowp[i][h] + 16 * j) = odd ? make_uint2(got, p1) : make_uint2(p0, got);\n"
-    new = ("      unsigned long long pol_;  // wol: the output kept in L2 (evict_last)\n"
-           "      asm(\"createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\\n\" : \"=l\"(pol_));\n"
+    new = ("      const unsigned long long pol_ = l2_evict_last_policy();  // wol: the output kept in L2\n"
            "      const uint2 v_ = odd ? make_uint2(got, p1) : make_uint2(p0, got);\n"
            "      asm volatile(\"st.global.L2::cache_hint.v2.b32 [%0], {%1, %2}, %3;\\n\" ::\"l\"(rowp[i][h] + 16 * j), \"r\"(v_.x),\n"
            "                   \"r\"(v_.y), \"l\"(pol_) : \"memory\");\n")
     src = once(src, old, new)
     # An edge tile's pairs (M below the tile's rows: M = 32 with 64-row tiles) leave through store_out2.
     old = ("    static_cast<unsigned*>(out)[idx / 2] = unsigned(f32_to_bf16_rne(y0)) | (unsigned(f32_to_bf16_rne(y1)) << 16);\n")
-    new = ("    unsigned long long pol_;  // wol\n"
-           "    asm(\"createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\\n\" : \"=l\"(pol_));\n"
+    # (epilogue_common.h comes before epilogue.cuh's l2_evict_last_policy: the policy is made here)
+    new = (policy("    ", "pol_", "evict_last", "wol") +
            "    asm volatile(\"st.global.L2::cache_hint.b32 [%0], %1, %2;\\n\" ::\"l\"(static_cast<unsigned*>(out) + idx / 2),\n"
            "                 \"r\"(unsigned(f32_to_bf16_rne(y0)) | (unsigned(f32_to_bf16_rne(y1)) << 16)), \"l\"(pol_) : \"memory\");\n")
     return once(src, old, new)

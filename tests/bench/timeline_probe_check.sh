@@ -42,6 +42,19 @@ for tail in _s7_sc2_sk1 _s5_sc2_sk1_es1; do
   grep -Eq "stack frame +0 B" "$tmp/show.txt" || { grep "stack frame" "$tmp/show.txt"; fail "$name: a stack frame"; }
 done
 
+# wol (bf16 outputs stored evict_last): both of the register-store epilogue's stores take the
+# policy, and the kernel compiles from the override.
+name=${pre}_s7_sc2_sk1
+"$i8gemm" inspect source "$name" --inline -o "$tmp/plain.cu" >/dev/null
+mkdir -p "$tmp/wol"
+python3 "$sv" "$tmp/plain.cu" "$tmp/wol/$name.cu" wol || fail "source_variant wol on $name"
+[ "$(grep -c 'L2::cache_hint.v2.b32\|L2::cache_hint.b32' "$tmp/wol/$name.cu")" -ge 2 ] || fail "wol: not both stores hinted"
+I8GEMM_SOURCE_OVERRIDE_DIR="$tmp/wol" "$i8gemm" tune --compile-only --arch sm_90a --shape 4096x4096 --m 4096 \
+  --filter "_s7_sc2_sk1\$" --cache "$tmp/c.sqlite" >"$tmp/tune.log" 2>&1 || { cat "$tmp/tune.log"; fail "compile wol"; }
+"$i8gemm" inspect show "$name" --cache "$tmp/c.sqlite" >"$tmp/show.txt" 2>&1 || fail "inspect show $name (wol)"
+grep -q "override" "$tmp/show.txt" || fail "wol: not from the override"
+rm -f "$tmp/c.sqlite"
+
 # The decode edits on the shared-ring and the register-ring decode kernels: x's copies and loads
 # change, the weight's do not, and the kernels compile.
 dpre=i8g_sm90a_decode_mma_n28672_k4096_nk_tok_ch_bf16
