@@ -47,6 +47,10 @@ as many bytes as the weight, session 36):
   (wgmma_tma, the register-store epilogue)
   wol    bf16 outputs (an interior tile's quads, an edge tile's pairs) are stored with the L2 evict_last policy decode_mma
          stores its outputs with (session 41), for M = 32...128 where the weight still streams.
+Edits of mma_sync kernels:
+  mol    the outputs are stored with the L2 evict_last policy decode_mma stores its outputs with
+         (session 41): mma_sync's bm16 tiles win 28672 x 4096 at M = 1 and finish beside
+         decode_mma at M = 16, the one M <= 16 point left below cuBLASLt fp8 (session 42).
   oplain the outputs are stored without the L2 evict_last policy the template gives them (as
          before session 41, when that policy made 28672 x 4096 M = 16 1.04x faster on an H100):
          the A/B of that choice.
@@ -216,8 +220,19 @@ def wol(src):
     return once(src, old, new)
 
 
+def mol(src):
+    start = src.index("mma_sync_kernel(")
+    loop = "#pragma unroll\n  for (int j0 = 0; j0 < NT; j0 += CH) {\n"
+    src = once(src, loop, "  const unsigned long long mol_pol = l2_evict_last_policy();  // mol\n" + loop, start)
+    old = ("              finish<OUT, BIAS, ASYM>(args.out, m * N + n, acc[i][j][2 * h + e], sx[i][h], zp[i][h], sw[jj][e],\n"
+           "                                      b[jj][e], colsum[jj][e]);\n")
+    new = ("              finish_l2<OUT, BIAS, ASYM>(args.out, m * N + n, acc[i][j][2 * h + e], sx[i][h], zp[i][h],\n"
+           "                                         sw[jj][e], b[jj][e], colsum[jj][e], mol_pol);  // mol\n")
+    return once(src, old, new, start)
+
+
 EDITS = {"nohint": nohint, "l2n": l2n, "krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox, "nostore": nostore, "wef": wef,
-         "oplain": oplain, "wol": wol}
+         "oplain": oplain, "wol": wol, "mol": mol}
 
 
 def main(argv):
