@@ -47,13 +47,13 @@ as many bytes as the weight, session 36):
   (wgmma_tma, the register-store epilogue)
   wol    bf16 outputs (an interior tile's quads, an edge tile's pairs) are stored with the L2 evict_last policy decode_mma
          stores its outputs with (session 41), for M = 32...128 where the weight still streams.
+  oplain the outputs are stored without the L2 evict_last policy the template gives them (as
+         before session 41, when that policy made 28672 x 4096 M = 16 1.04x faster on an H100):
+         the A/B of that choice.
 Edits of mma_sync kernels:
   mol    the outputs are stored with the L2 evict_last policy decode_mma stores its outputs with
          (session 41): mma_sync's bm16 tiles win 28672 x 4096 at M = 1 and finish beside
          decode_mma at M = 16, the one M <= 16 point left below cuBLASLt fp8 (session 42).
-  oplain the outputs are stored without the L2 evict_last policy the template gives them (as
-         before session 41, when that policy made 28672 x 4096 M = 16 1.04x faster on an H100):
-         the A/B of that choice.
 """
 import sys
 

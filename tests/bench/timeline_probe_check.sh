@@ -105,6 +105,7 @@ python3 "$sv" "$tmp/dplain.cu" "$tmp/wovr/$name.cu" wef,oplain || fail "source_v
 grep -q 'args.x + min(m, M - 1) \* K + kb, k_in && m < M);' "$tmp/wovr/$name.cu" || fail "wef: x's copy changed"
 compile_override "$tmp/wovr" _bm16_bn16_bk128_wk8_s2_sk1_sc1 "$name" wef,oplain
 if python3 "$sv" "$tmp/dplain.cu" "$tmp/x.cu" krot 2>"$tmp/err"; then fail "krot applied to a decode kernel"; fi
+grep -q "does not apply" "$tmp/err" || { cat "$tmp/err"; fail "no message for an edit of another family"; }
 # mol (mma_sync's outputs stored evict_last): the one output store takes the policy, made once
 # before the epilogue's loop; the kernel compiles through the override; a decode source is refused.
 name=i8g_sm90a_mma_sync_n28672_k4096_nk_tok_ch_bf16_bm16_bn32_bk128_wm1_wn2_s4_sk1
@@ -115,7 +116,7 @@ python3 "$sv" "$tmp/mplain.cu" "$tmp/movr/$name.cu" mol || fail "source_variant 
 [ "$(grep -c 'mol_pol' "$tmp/movr/$name.cu")" = 2 ] || fail "mol: the policy is not made once and used once"
 compile_override "$tmp/movr" _bm16_bn32_bk128_wm1_wn2_s4_sk1 "$name" mol
 if python3 "$sv" "$tmp/dplain.cu" "$tmp/x.cu" mol 2>"$tmp/err"; then fail "mol applied to a decode kernel"; fi
-grep -q "does not apply" "$tmp/err" || { cat "$tmp/err"; fail "no message for an edit of another family"; }
+grep -q "does not apply" "$tmp/err" || { cat "$tmp/err"; fail "mol: no message for a decode source"; }
 
 # The report on two launches of two blocks (ns = cycles / 2: the clock is 2 GHz by their spans).
 cat >"$tmp/log" <<'EOF'
