@@ -347,9 +347,15 @@ bool store_offered(const GemmProblem& p, const KernelConfig& c, const Target& t)
 // 6144 x 4096 M = 4096 (32 tile rows) and 1.13x at 4096 x 4096 M = 4096 (M = N). Session 22's
 // H200 source overrides saw no change in DRAM bytes from the order, so the untuned default keeps
 // the family's group; the tune decides per GPU.
+// The raster twins of the other large tiles (only with --experimental-tile-order) race wherever
+// tiles outnumber the SMs: there the raster of a 2x1 cluster is CUTLASS's order (one cluster row
+// at a time where M >= N), which on the H100 (session 40) kept cm2's launches steady at 4096 x 4096
+// M = 4096 (98.0-104.5 us back to back against cm2's 104-108; CUTLASS 95.3-97.2 in graph replay).
 bool raster_races(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
+  if (tiles(p, c, m) <= t.sm_count) return false;
+  if (c.cluster_m > 1 || c.schedule == kCooperative) return true;
   const int64_t rows = (std::max<int64_t>(m, 1) + c.bm - 1) / c.bm;
-  return m < p.n && rows <= kGroupM && tiles(p, c, m) > t.sm_count;
+  return m < p.n && rows <= kGroupM;
 }
 // The tile-order twins: by default only unclustered ping-pong 128x128's raster twin (above); with
 // Target::experimental_tile_order those of every large-M tile: ping-pong 128x128 (and its cm2),

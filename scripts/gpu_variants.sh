@@ -13,7 +13,7 @@
 #   POINT=4096x4096:4096 VARIANTS="reg:i8g_sm90a_..._sk1:- krot:i8g_sm90a_..._sk1:krot" bash scripts/gpu_variants.sh
 # Env: OUT (default /tmp/out), BUILD (default build), POINT, VARIANTS, ROWS (default 6), LAUNCHES
 # (default 4), MODES (default "b2b iso"), SAMPLES (peers', default 30), CUTLASS (default
-# vllm_default). Writes
+# vllm_default), PEERS_FLAGS (more i8gemm_peers flags, e.g. --cutlass-pdl). Writes
 # $OUT/variants/TAG/* and $OUT/variants/table.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -55,7 +55,7 @@ for spec in $VARIANTS; do
     echo "$tag: the tune did not keep the variant (slower than its cuBLASLt baseline): no i8gemm_rt timing"
   else
     env "${env[@]}" timeout 300 "$BUILD/bench/i8gemm_peers" "${rows[@]}" --m "$m" --samples "${SAMPLES:-30}" \
-      --ceiling-seconds 0 --cutlass "${CUTLASS:-vllm_default}" --cache "$D/c.sqlite" --json "$D/peers.json" \
+      --ceiling-seconds 0 --cutlass "${CUTLASS:-vllm_default}" ${PEERS_FLAGS:-} --cache "$D/c.sqlite" --json "$D/peers.json" \
       >"$D/peers.log" 2>&1 || echo "$tag: peers failed"
   fi
   for mode in ${MODES:-b2b iso}; do
@@ -74,15 +74,16 @@ v = sys.argv[1]
 def fmt(ts):
     ts = [t for t in ts if t is not None]
     return f"{statistics.median(ts):6.2f} ({min(ts):.2f}-{max(ts):.2f})" if ts else "-"
-print(f"{'variant':<10} {'i8gemm_rt graph':>22} {'cutlass graph':>22} {'cublaslt_fp8 graph':>22} {'back to back':>22} {'isolated':>22}   (us; median (min-max) over rows / launches)")
+print(f"{'variant':<10} {'i8gemm_rt graph':>22} {'cutlass graph':>22} {'cutlass PDL graph':>22} {'cublaslt_fp8 graph':>22} {'back to back':>22} {'isolated':>22}   (us; median (min-max) over rows / launches)")
 for spec in sys.argv[2:]:
     tag = spec.split(":")[0]
     d = os.path.join(v, tag)
-    rt, cut, fp8 = [], [], []
+    rt, cut, cpdl, fp8 = [], [], [], []
     try:
         for r in json.load(open(os.path.join(d, "peers.json")))["rows"]:
             if r["contender"] == "i8gemm_rt": rt.append(r["graph_median_us"])
-            if r["contender"].startswith("cutlass_vllm"): cut.append(r["graph_median_us"])
+            if r["contender"] == "cutlass_best": cut.append(r["graph_median_us"])
+            if r["contender"] == "cutlass_best_pdl": cpdl.append(r["graph_median_us"])
             if r["contender"] == "cublaslt_fp8": fp8.append(r["graph_median_us"])
     except (OSError, ValueError, KeyError):
         pass
@@ -92,5 +93,5 @@ for spec in sys.argv[2:]:
             ev[mode] = [float(x) for x in re.findall(r"event_us=([\d.]+)", open(os.path.join(d, mode + ".log")).read())]
         except OSError:
             ev[mode] = []
-    print(f"{tag:<10} {fmt(rt):>22} {fmt(cut):>22} {fmt(fp8):>22} {fmt(ev['b2b']):>22} {fmt(ev['iso']):>22}")
+    print(f"{tag:<10} {fmt(rt):>22} {fmt(cut):>22} {fmt(cpdl):>22} {fmt(fp8):>22} {fmt(ev['b2b']):>22} {fmt(ev['iso']):>22}")
 PY

@@ -98,7 +98,8 @@ TEST(WgmmaTmaOrder, TwinsOfTheLargeTilesRacedPastOneWave) {
         found = found || (o == b && o.stages >= c.stages);
       }
       EXPECT_TRUE(found) << s.name() << ": the twin of an offered config with its ring (or less, _ds1)";
-      if (c.raster_group) continue;  // TheRasterTwinRacesWhereFewTileRowsMeetManyColumns
+      // The unclustered ping-pong raster twin: TheRasterTwinRacesWhereFewTileRowsMeetManyColumns.
+      if (c.raster_group && c.schedule == 2 && c.cluster_m == 1) continue;
       for (int64_t m : {1, 128, 1024, 4096, 16384})
         EXPECT_EQ(raced_at(s, m), tiles(p, c, m) > kHopper.sm_count) << s.name() << " M=" << m;
     }
