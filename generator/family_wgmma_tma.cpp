@@ -347,19 +347,25 @@ bool store_offered(const GemmProblem& p, const KernelConfig& c, const Target& t)
 // 6144 x 4096 M = 4096 (32 tile rows) and 1.13x at 4096 x 4096 M = 4096 (M = N). Session 22's
 // H200 source overrides saw no change in DRAM bytes from the order, so the untuned default keeps
 // the family's group; the tune decides per GPU.
-// The raster twins of the other large tiles (only with --experimental-tile-order) race wherever
-// tiles outnumber the SMs: there the raster of a 2x1 cluster is CUTLASS's order (one cluster row
-// at a time where M >= N), which on the H100 (session 40) kept cm2's launches steady at 4096 x 4096
-// M = 4096 (98.0-104.5 us back to back against cm2's 104-108; CUTLASS 95.3-97.2 in graph replay).
+// The raster twin of ping-pong 128x128's 2x1 cluster (_cm2_rg1), also offered by default, races
+// where M >= N and tiles outnumber the SMs: there it walks one cluster row at a time, CUTLASS's
+// order for these shapes. On the H100 (session 43, i8gemm_rt in graph replay beside CUTLASS under
+// PDL) it ran 91.75 us at 4096 x 4096 M = 4096 against its cm2 twin's 103.88 and the tune's
+// previous pick's 93.75 (CUTLASS 90.84), 57.43 against 66.12 at 2560 x 4096 M = 4096 (CUTLASS
+// 57.14), and a tune raced with it picked it at 4096 x 4096; where M < N it lost (6144 x 4096
+// M = 4096: 162.70 against cm2's 158.09; 4096 x 14336 M = 1024: 85.11 against cooperative 256 x 128
+// cm2's 77.01). The cooperative tiles' raster twins (--experimental-tile-order only) race wherever
+// tiles outnumber the SMs.
 bool raster_races(const GemmProblem& p, const KernelConfig& c, const Target& t, int64_t m) {
   if (tiles(p, c, m) <= t.sm_count) return false;
-  if (c.cluster_m > 1 || c.schedule == kCooperative) return true;
+  if (c.schedule == kCooperative) return true;
+  if (c.cluster_m > 1) return m >= p.n;
   const int64_t rows = (std::max<int64_t>(m, 1) + c.bm - 1) / c.bm;
   return m < p.n && rows <= kGroupM;
 }
-// The tile-order twins: by default only unclustered ping-pong 128x128's raster twin (above); with
-// Target::experimental_tile_order those of every large-M tile: ping-pong 128x128 (and its cm2),
-// cooperative 256x128 and 128x256. Twins: the raster group of 1 for each;
+// The tile-order twins: by default ping-pong 128x128's raster twins, unclustered and 2x1 cluster
+// (above); with Target::experimental_tile_order those of every large-M tile: ping-pong 128x128
+// (and its cm2), cooperative 256x128 and 128x256. Twins: the raster group of 1 for each;
 // x loads kept in L2 (evict_last), w loads evicted first, or both (_lh1, _lh2, _lh3); and the
 // ping-pong 128x128's dynamic schedule (_ds1). Measured on the H100 (session 34) against the
 // plain ping-pong 128x128: _lh1 1.00x at 4096 x 4096 M = 4096 and 28672 x 4096 M = 1024; _lh2 and
@@ -380,8 +386,9 @@ std::vector<KernelConfig> order_twins(const GemmProblem& p, const std::vector<Ke
   };
   for (const KernelConfig& o : from) {
     if (!order_shape(o)) continue;
-    // The default: only unclustered ping-pong 128x128's raster twin; the rest behind the flag.
-    const bool raster_default = o.schedule == kPingPong && o.cluster_m == 1;
+    // The default: ping-pong 128x128's raster twins (unclustered and 2x1 cluster); the rest behind
+    // the flag.
+    const bool raster_default = o.schedule == kPingPong;
     if (!raster_default && !t.experimental_tile_order) continue;
     KernelConfig rc = o;
     rc.raster_group = 1;

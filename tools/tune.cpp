@@ -367,7 +367,7 @@ void setup_tune(CLI::App& app, const std::vector<std::string>& argv) {
                 "appear in `inspect race` and are never stored as winners: serving passes the plain weight");
   cmd->add_flag("--experimental-tile-order", opts->experimental_tile_order,
                 "also race wgmma_tma's tile-order twins of the large-M tiles where their tiles outnumber the SMs "
-                "(_rg1 of the cooperative and cm2 tiles; _lh1/_lh2/_lh3: L2 eviction hints, x evict_last and/or w "
+                "(_rg1 of the cooperative tiles; _lh1/_lh2/_lh3: L2 eviction hints, x evict_last and/or w "
                 "evict_first; the ping-pong 128x128 dynamic schedule, _ds1; sm_90a; exact, not faster on the H100)");
   cmd->add_flag("--no-trigger-twins", opts->no_trigger_twins,
                 "do not race the programmatic-launch trigger twins (_tr1: launch_dependents after the grid wait, _tr2: "

@@ -40,17 +40,39 @@ int64_t tiles(const GemmProblem& p, const KernelConfig& c, int64_t m) {
 
 }  // namespace
 
-// Without the flag: only ping-pong 128x128's raster twin.
-TEST(WgmmaTmaOrder, WithoutTheFlagOnlyThePingPongRasterTwin) {
+// Without the flag: only ping-pong 128x128's raster twins, unclustered and (where its 2x1 cluster is
+// offered) clustered.
+TEST(WgmmaTmaOrder, WithoutTheFlagOnlyThePingPongRasterTwins) {
   for (const GemmProblem& p : {GemmProblem{4096, 4096}, GemmProblem{28672, 4096}, GemmProblem{768, 4096}}) {
-    int twins = 0;
-    for (const KernelConfig& c : candidates(p, kHopper))
-      if (tile_order_twin(c)) {
-        ++twins;
-        EXPECT_EQ(label(c), "sc2_128x128_cm1_rg1") << KernelSpec{p, c, "sm_90a"}.name();
-      }
-    EXPECT_EQ(twins, 1) << p.key();
+    std::set<std::string> got, want = {"sc2_128x128_cm1_rg1"};
+    for (const KernelConfig& c : candidates(p, kHopper)) {
+      if (tile_order_twin(c))
+        EXPECT_TRUE(got.insert(label(c)).second) << KernelSpec{p, c, "sm_90a"}.name();
+      else if (label(c) == "sc2_128x128_cm2")
+        want.insert("sc2_128x128_cm2_rg1");
+    }
+    EXPECT_EQ(got, want) << p.key();
   }
+  // Both the square and the wide weight offer the cluster, so both twins.
+  int clustered = 0;
+  for (const KernelConfig& c : candidates(GemmProblem{4096, 4096}, kHopper))
+    clustered += tile_order_twin(c) && c.cluster_m == 2;
+  EXPECT_EQ(clustered, 1);
+}
+
+// The clustered raster twin races where M >= N and tiles outnumber the SMs (CUTLASS's order there;
+// session 43 on the H100: ahead of its cm2 twin at 4096 x 4096 and 2560 x 4096 M = 4096, behind
+// where M < N).
+TEST(WgmmaTmaOrder, TheClusteredRasterTwinRacesWhereMReachesN) {
+  const KernelConfig c = KernelConfig::parse(Family::wgmma_tma, "bm128_bn128_bk128_wg2_s7_sc2_sk1_cm2_rg1");
+  for (const GemmProblem& p : {GemmProblem{4096, 4096}, GemmProblem{2560, 4096}, GemmProblem{6144, 4096}})
+    for (int64_t m : {128, 1024, 2560, 4096, 8192}) {
+      const KernelSpec s{p, c, kHopper.arch};
+      EXPECT_EQ(raced_at(s, m), m >= p.n && tiles(p, c, m) > kHopper.sm_count) << s.name() << " M=" << m;
+    }
+  EXPECT_TRUE(raced_at({GemmProblem{4096, 4096}, c, kHopper.arch}, 4096));
+  EXPECT_FALSE(raced_at({GemmProblem{6144, 4096}, c, kHopper.arch}, 4096));
+  EXPECT_FALSE(raced_at({GemmProblem{2560, 4096}, c, kHopper.arch}, 1024));  // M < N
 }
 
 // The raster twin races where M < N with at most 8 tile rows and more tiles than SMs: 28672 x 4096
@@ -59,7 +81,7 @@ TEST(WgmmaTmaOrder, TheRasterTwinRacesWhereFewTileRowsMeetManyColumns) {
   const GemmProblem wide{28672, 4096}, square{4096, 4096}, narrow{2560, 4096};
   for (const GemmProblem& p : {wide, square, narrow})
     for (const KernelConfig& c : candidates(p, kHopper)) {
-      if (c.raster_group == 0) continue;
+      if (c.raster_group == 0 || c.cluster_m > 1) continue;  // cm2: TheClusteredRasterTwinRacesWhereMReachesN
       const KernelSpec s{p, c, kHopper.arch};
       for (int64_t m : {1, 128, 256, 1024, 1025, 4096})
         EXPECT_EQ(raced_at(s, m), m < p.n && (m + 127) / 128 <= 8 && tiles(p, c, m) > kHopper.sm_count)
@@ -98,8 +120,9 @@ TEST(WgmmaTmaOrder, TwinsOfTheLargeTilesRacedPastOneWave) {
         found = found || (o == b && o.stages >= c.stages);
       }
       EXPECT_TRUE(found) << s.name() << ": the twin of an offered config with its ring (or less, _ds1)";
-      // The unclustered ping-pong raster twin: TheRasterTwinRacesWhereFewTileRowsMeetManyColumns.
-      if (c.raster_group && c.schedule == 2 && c.cluster_m == 1) continue;
+      // The ping-pong raster twins: TheRasterTwinRacesWhereFewTileRowsMeetManyColumns and
+      // TheClusteredRasterTwinRacesWhereMReachesN.
+      if (c.raster_group && c.schedule == 2) continue;
       for (int64_t m : {1, 128, 1024, 4096, 16384})
         EXPECT_EQ(raced_at(s, m), tiles(p, c, m) > kHopper.sm_count) << s.name() << " M=" << m;
     }
