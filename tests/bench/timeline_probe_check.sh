@@ -117,6 +117,19 @@ python3 "$sv" "$tmp/mplain.cu" "$tmp/movr/$name.cu" mol || fail "source_variant 
 compile_override "$tmp/movr" _bm16_bn32_bk128_wm1_wn2_s4_sk1 "$name" mol
 if python3 "$sv" "$tmp/dplain.cu" "$tmp/x.cu" mol 2>"$tmp/err"; then fail "mol applied to a decode kernel"; fi
 grep -q "does not apply" "$tmp/err" || { cat "$tmp/err"; fail "mol: no message for a decode source"; }
+# xnone and wns (timing-only bounds for wgmma_tma at small M): no x box is loaded and each stage
+# expects the w bytes only; the one output store is guarded by a sum no int8 product reaches; both
+# compile through the override; a decode source is refused.
+name=i8g_sm90a_wgmma_tma_n28672_k4096_nk_tok_ch_bf16_bm64_bn48_bk256_wg2_s8_sc2_sk1
+"$i8gemm" inspect source "$name" --inline -o "$tmp/wplain.cu" >/dev/null
+mkdir -p "$tmp/xovr"
+python3 "$sv" "$tmp/wplain.cu" "$tmp/xovr/$name.cu" xnone,wns || fail "source_variant xnone,wns on $name"
+! grep -q 'tma::load_box(sbase + unsigned(j \* X_STEP), &xmap' "$tmp/xovr/$name.cu" || fail "xnone: an x box is left"
+grep -q 'subs \* (SUB_BYTES - BM \* BK));  // xnone' "$tmp/xovr/$name.cu" || fail "xnone: a stage still expects x bytes"
+[ "$(grep -c '== 0x7fffffff)  // wns' "$tmp/xovr/$name.cu")" = 1 ] || fail "wns: not the one store"
+compile_override "$tmp/xovr" _bm64_bn48_bk256_wg2_s8_sc2_sk1 "$name" xnone,wns
+if python3 "$sv" "$tmp/dplain.cu" "$tmp/x.cu" xnone 2>"$tmp/err"; then fail "xnone applied to a decode kernel"; fi
+grep -q "does not apply" "$tmp/err" || { cat "$tmp/err"; fail "xnone: no message for a decode source"; }
 
 # The report on two launches of two blocks (ns = cycles / 2: the clock is 2 GHz by their spans).
 cat >"$tmp/log" <<'EOF'
