@@ -252,8 +252,7 @@ def wns(src):
 
 
 EDITS = {"nohint": nohint, "l2n": l2n, "krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox, "nostore": nostore, "wef": wef,
-         "oplain": oplain, "wol": wol, "mol": mol, "xnone": xnone,
-         "wns": wns}
+         "oplain": oplain, "wol": wol, "mol": mol, "xnone": xnone, "wns": wns}
 
 
 def main(argv):

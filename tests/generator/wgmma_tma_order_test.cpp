@@ -53,7 +53,7 @@ TEST(WgmmaTmaOrder, WithoutTheFlagOnlyThePingPongRasterTwins) {
     }
     EXPECT_EQ(got, want) << p.key();
   }
-  // Both the square and the wide weight offer the cluster, so both twins.
+  // The square weight offers the cluster, so it has both twins.
   int clustered = 0;
   for (const KernelConfig& c : candidates(GemmProblem{4096, 4096}, kHopper))
     clustered += tile_order_twin(c) && c.cluster_m == 2;
