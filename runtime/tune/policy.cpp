@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 
 #include "core/error.hpp"
 
@@ -28,7 +29,8 @@ bool servable(const CandidateResult& c) {
 }
 
 size_t pick_winner(const std::vector<CandidateResult>& c) {
-  auto eligible = [&](size_t i) { return fully_timed(c[i]) && servable(c[i]); };
+  const bool final_ran = std::any_of(c.begin(), c.end(), [](const CandidateResult& r) { return r.finalist; });
+  auto eligible = [&](size_t i) { return fully_timed(c[i]) && servable(c[i]) && (c[i].finalist || !final_ran); };
   size_t best = c.size();
   for (size_t i = 0; i < c.size(); ++i)
     if (eligible(i) && (best == c.size() || c[i].graph->median_us < c[best].graph->median_us)) best = i;
@@ -45,15 +47,27 @@ size_t pick_winner(const std::vector<CandidateResult>& c) {
   return pick;
 }
 
+std::string trigger_family(const Candidate& c) {
+  const KernelSpec* k = kernel_of(c);
+  if (k == nullptr) return to_string(c);
+  KernelSpec base = *k;
+  base.config.pdl_trigger = 0;
+  return base.name();
+}
+
 std::vector<size_t> finalists(const std::vector<CandidateResult>& c) {
-  std::vector<size_t> out;
+  std::vector<size_t> timed;
   for (size_t i = 0; i < c.size(); ++i)
-    if (fully_timed(c[i])) out.push_back(i);
-  std::stable_sort(out.begin(), out.end(),
+    if (fully_timed(c[i])) timed.push_back(i);
+  std::stable_sort(timed.begin(), timed.end(),
                    [&](size_t a, size_t b) { return c[a].graph->median_us < c[b].graph->median_us; });
-  if (out.empty()) return out;
-  const double limit = (1 + kFinalFraction) * c[out.front()].graph->median_us;
-  while (!out.empty() && (out.size() > kMaxFinalists || c[out.back()].graph->median_us > limit)) out.pop_back();
+  std::vector<size_t> out;
+  std::map<std::string, size_t> per_family;
+  for (size_t i : timed) {
+    if (out.size() == kMaxFinalists || c[i].graph->median_us > (1 + kFinalFraction) * c[timed.front()].graph->median_us)
+      break;
+    if (++per_family[trigger_family(c[i].candidate)] <= kMaxPerFamily) out.push_back(i);
+  }
   if (out.size() < 2) out.clear();
   return out;
 }

@@ -23,6 +23,8 @@ struct CandidateResult {
   // Empty: not measured. A pruned candidate has only its probe (eager); a rejected or failed
   // one has neither.
   std::optional<Stats> eager, graph;
+  // Timed again in the final round (graph holds that round's time); see finalists().
+  bool finalist = false;
 };
 
 struct BucketResult {
@@ -59,7 +61,10 @@ inline constexpr const char* kNotServableReason =
     "never the winner: reads a packed weight (tune --experimental-packed-weight), serving passes the plain one";
 
 // Deterministic winner among fully timed, servable candidates: lowest graph median, ties within
-// kTieFraction of it broken by the candidate's text. c.size() when none is.
+// kTieFraction of it broken by the candidate's text. Where a final round ran, only its finalists
+// can win: their times are the round's (several placements, in turn), which a first-round time
+// from one placement, timed alone, does not compare with; and every other candidate was behind
+// each of them in the first round. c.size() when none is.
 size_t pick_winner(const std::vector<CandidateResult>& c);
 
 // The best fully timed cuBLASLt graph median; none when no cuBLASLt algorithm was timed.
@@ -68,12 +73,20 @@ std::optional<double> baseline_us(const std::vector<CandidateResult>& c);
 double speedup(std::optional<double> baseline_us, double winner_us);
 
 // The final round: the fully timed candidates whose graph median is within kFinalFraction of the
-// fastest, at most kMaxFinalists of them (fastest first; equal medians in candidate order), are
-// timed again together with their samples interleaved (A B C A B C ...), so that a drift of the
-// clock or the power state between their first timings cannot decide the winner. Empty when
-// fewer than two qualify (no final round).
+// fastest, at most kMaxFinalists of them and at most kMaxPerFamily of one family (a kernel and
+// its programmatic-launch trigger twins, `_tr1` `_tr2`: the same kernel but for where it signals
+// the next launch), fastest first (equal medians in candidate order), are timed again together
+// with their samples interleaved (A B C A B C ...), so that a drift of the clock or the power
+// state between their first timings cannot decide the winner. Empty when fewer than two qualify
+// (no final round). Six and two since session 44: with four, a kernel and its twins held two or
+// three places in 54 of 64 buckets of session 42's H200 tune (docs/tuning.md, step 6),
+// and on an H100 at 2560x4096 M = 4096 the first round ranked fifth (1.05x) the kernel that ran
+// fastest as i8gemm_rt (docs/results/h100_2026-12-07_s43_calls.md).
 inline constexpr double kFinalFraction = 0.10;
-inline constexpr size_t kMaxFinalists = 4;
+inline constexpr size_t kMaxFinalists = 6;
+inline constexpr size_t kMaxPerFamily = 2;
+// The family's text: a kernel's name with no trigger (pdl_trigger 0); cuBLASLt's algorithm's own.
+std::string trigger_family(const Candidate& c);
 std::vector<size_t> finalists(const std::vector<CandidateResult>& c);
 // What a finalist's reason says: its first-round graph median, the round's size and, where the
 // round was timed over several placements of the operands, how many and the median at each, in

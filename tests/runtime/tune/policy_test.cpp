@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "core/error.hpp"
 #include "generator/generator.hpp"
@@ -171,10 +172,10 @@ TEST(TunePolicy, AProbeMoreThanPruneFactorTimesTheBestIsPruned) {
   EXPECT_EQ(prune_reason(41.26, 10.0, 4.0), "pruned: probe 41.3 us > 4x the best probe (10.0 us)");
 }
 
-// The final round takes the fully timed candidates within 10% of the fastest, at most four,
+// The final round takes the fully timed candidates within 10% of the fastest, at most six,
 // fastest first (equal medians in candidate order), cuBLASLt's among them; none when fewer than
 // two qualify.
-TEST(TunePolicy, FinalistsAreTheFullyTimedWithinTenPercentAtMostFour) {
+TEST(TunePolicy, FinalistsAreTheFullyTimedWithinTenPercentAtMostSix) {
   const std::vector<CandidateResult> c = {
       timed(kernel(0), 10.5),                                  // in
       timed(kernel(1), 11.01),                                 // past 10% of 10.0
@@ -185,13 +186,53 @@ TEST(TunePolicy, FinalistsAreTheFullyTimedWithinTenPercentAtMostFour) {
       timed(kernel(5), 11.0),                                  // exactly 10%: in
   };
   EXPECT_EQ(finalists(c), (std::vector<size_t>{2, 0, 5, 6}));
-  std::vector<CandidateResult> five = c;
-  five.push_back(timed(kernel(6), 10.1));
-  EXPECT_EQ(finalists(five), (std::vector<size_t>{2, 7, 0, 5})) << "at most four, the fastest";
+  std::vector<CandidateResult> seven = c;
+  seven.push_back(timed(kernel(6), 10.1));
+  seven.push_back(timed(kernel(7), 10.6));
+  seven.push_back(timed(kernel(8), 10.05));
+  EXPECT_EQ(finalists(seven), (std::vector<size_t>{2, 9, 7, 0, 5, 8})) << "at most six, the fastest";
   EXPECT_TRUE(finalists({timed(kernel(0), 10.0), timed(kernel(1), 12.0)}).empty()) << "one within 10%: no round";
   EXPECT_TRUE(finalists({timed(kernel(0), 10.0)}).empty());
   EXPECT_TRUE(finalists({}).empty());
   EXPECT_EQ(final_round_reason(12.345, 3), "final round: graph median of 3 finalists timed in turn (first round 12.35 us)");
+}
+
+// A kernel and its trigger twins are one family: at most two of them reach the final round, so
+// the places left go to other kernels (session 42's H200 tune gave three of four to one family).
+TEST(TunePolicy, AtMostTwoFinalistsOfOneTriggerFamily) {
+  GemmProblem p;
+  p.n = 2560;
+  p.k = 4096;
+  const Target t = Target::from_arch("sm_90a");
+  std::optional<KernelSpec> with_twins;  // the first candidate with trigger twins
+  for (const KernelConfig& k : candidates(p, t))
+    if (!with_twins && !trigger_twins(p, k, t).empty()) with_twins = KernelSpec{p, k, t.arch};
+  ASSERT_TRUE(with_twins);
+  const KernelSpec base = *with_twins;
+  const std::vector<KernelConfig> twins = trigger_twins(p, base.config, t);
+  ASSERT_EQ(twins.size(), 2u) << base.name();
+  const KernelSpec tr1{p, twins[0], t.arch}, tr2{p, twins[1], t.arch};
+  EXPECT_EQ(trigger_family(tr1), base.name());
+  EXPECT_EQ(trigger_family(tr2), base.name());
+  EXPECT_EQ(trigger_family(LtAlgo{3}), "cublaslt:algo=3");
+  EXPECT_NE(trigger_family(kernel(1)), base.name());
+  const std::vector<CandidateResult> c = {timed(base, 10.0), timed(tr1, 9.9), timed(tr2, 9.8), timed(kernel(1), 10.7),
+                                          timed(LtAlgo{0}, 12.0)};
+  EXPECT_EQ(finalists(c), (std::vector<size_t>{2, 1, 3})) << "the family's third waits; the next kernel comes in";
+}
+
+// Once a final round ran, its finalists' times are the round's; a candidate left out of it keeps
+// a first-round time, from one placement and timed alone, that does not compare with them.
+TEST(TunePolicy, AfterAFinalRoundOnlyAFinalistWins) {
+  BucketResult r;
+  r.candidates = {timed(kernel(0), 9.0), timed(kernel(1), 10.2), timed(kernel(2), 10.0), timed(LtAlgo{0}, 12.0)};
+  r.candidates[1].finalist = r.candidates[2].finalist = true;
+  decide(r);
+  EXPECT_EQ(*r.winner, 2u) << "kernel 0's 9.0 is a first-round time";
+  EXPECT_DOUBLE_EQ(r.speedup, 1.2);
+  r.candidates[1].finalist = r.candidates[2].finalist = false;
+  decide(r);
+  EXPECT_EQ(*r.winner, 0u) << "no final round (or it failed): the first round's times decide";
 }
 
 // Over several placements of the operands a finalist keeps the placement whose median is the
