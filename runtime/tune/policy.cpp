@@ -62,10 +62,11 @@ std::vector<size_t> finalists(const std::vector<CandidateResult>& c) {
   std::stable_sort(timed.begin(), timed.end(),
                    [&](size_t a, size_t b) { return c[a].graph->median_us < c[b].graph->median_us; });
   std::vector<size_t> out;
+  if (timed.empty()) return out;
+  const double limit = (1 + kFinalFraction) * c[timed.front()].graph->median_us;
   std::map<std::string, size_t> per_family;
   for (size_t i : timed) {
-    if (out.size() == kMaxFinalists || c[i].graph->median_us > (1 + kFinalFraction) * c[timed.front()].graph->median_us)
-      break;
+    if (out.size() == kMaxFinalists || c[i].graph->median_us > limit) break;
     if (++per_family[trigger_family(c[i].candidate)] <= kMaxPerFamily) out.push_back(i);
   }
   if (out.size() < 2) out.clear();

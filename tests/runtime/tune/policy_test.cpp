@@ -16,10 +16,15 @@ namespace {
 using cache::CandidateStatus;
 
 // Kernels of one real problem, so their names are real names (whatever the generator calls them).
-KernelSpec kernel(size_t i) {
+GemmProblem problem() {
   GemmProblem p;
   p.n = 2560;
   p.k = 4096;
+  return p;
+}
+
+KernelSpec kernel(size_t i) {
+  const GemmProblem p = problem();
   const Target t = Target::from_arch("sm_90a");
   const std::vector<KernelConfig> cs = candidates(p, t);
   EXPECT_GT(cs.size(), i);
@@ -200,9 +205,7 @@ TEST(TunePolicy, FinalistsAreTheFullyTimedWithinTenPercentAtMostSix) {
 // A kernel and its trigger twins are one family: at most two of them reach the final round, so
 // the places left go to other kernels (session 42's H200 tune gave three of four to one family).
 TEST(TunePolicy, AtMostTwoFinalistsOfOneTriggerFamily) {
-  GemmProblem p;
-  p.n = 2560;
-  p.k = 4096;
+  const GemmProblem p = problem();
   const Target t = Target::from_arch("sm_90a");
   std::optional<KernelSpec> with_twins;  // the first candidate with trigger twins
   for (const KernelConfig& k : candidates(p, t))
