@@ -105,6 +105,8 @@ void Measurer::final_round(std::vector<CandidateResult>& cs, const std::vector<s
     CandidateResult& c = cs[which[i]];
     c.reason = final_round_reason(c.graph->median_us, which.size(), by_finalist[i]);
     c.graph = median_placement(by_finalist[i]);
+    c.placement_us.clear();
+    for (const Stats& st : by_finalist[i]) c.placement_us.push_back(st.median_us);
     c.finalist = true;
   }
 }

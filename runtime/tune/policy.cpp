@@ -28,6 +28,11 @@ bool servable(const CandidateResult& c) {
   return k == nullptr || k->config.packed_weight == 0;
 }
 
+double worst_placement_us(const CandidateResult& c) {
+  if (c.placement_us.size() < 2) return 0;
+  return *std::max_element(c.placement_us.begin(), c.placement_us.end());
+}
+
 size_t pick_winner(const std::vector<CandidateResult>& c) {
   const bool final_ran = std::any_of(c.begin(), c.end(), [](const CandidateResult& r) { return r.finalist; });
   auto eligible = [&](size_t i) { return fully_timed(c[i]) && servable(c[i]) && (c[i].finalist || !final_ran); };
@@ -39,7 +44,9 @@ size_t pick_winner(const std::vector<CandidateResult>& c) {
   std::string pick_text = to_string(c[pick].candidate);
   for (size_t i = 0; i < c.size(); ++i) {
     if (!eligible(i) || c[i].graph->median_us > (1 + kTieFraction) * c[best].graph->median_us) continue;
-    if (std::string text = to_string(c[i].candidate); text < pick_text) {
+    const double worst = worst_placement_us(c[i]), pick_worst = worst_placement_us(c[pick]);
+    std::string text = to_string(c[i].candidate);
+    if (worst < pick_worst || (worst == pick_worst && text < pick_text)) {
       pick = i;
       pick_text = std::move(text);
     }

@@ -25,6 +25,9 @@ struct CandidateResult {
   std::optional<Stats> eager, graph;
   // Timed again in the final round (graph holds that round's time); see finalists().
   bool finalist = false;
+  // The final round's graph median at each placement of the operands, in the order timed (empty
+  // without a final round): what breaks a tie (pick_winner).
+  std::vector<double> placement_us;
 };
 
 struct BucketResult {
@@ -60,12 +63,20 @@ bool servable(const CandidateResult& c);
 inline constexpr const char* kNotServableReason =
     "never the winner: reads a packed weight (tune --experimental-packed-weight), serving passes the plain one";
 
-// Deterministic winner among fully timed, servable candidates: lowest graph median, ties within
-// kTieFraction of it broken by the candidate's text. Where a final round ran, only its finalists
+// Deterministic winner among fully timed, servable candidates: lowest graph median; among those
+// within kTieFraction of it, the one whose slowest final-round placement (worst_placement_us) is
+// fastest, then the candidate's text. Why the slowest placement: a tie is noise by the median, and our kernels'
+// slow modes follow where the operands sit (docs/tuning.md, step 7). Session 45 (H100): at
+// 4096x4096 and 2560x4096 M = 4096 the cluster's raster twins were fastest by the median and at 9
+// of 10 placements, and the name order kept the plain ping-pong tile within 1% of them, which then
+// ran 0.80x and 0.86x of CUTLASS as i8gemm_rt. Where a final round ran, only its finalists
 // can win: their times are the round's (several placements, in turn), which a first-round time
 // from one placement, timed alone, does not compare with; and every other candidate was behind
 // each of them in the first round. c.size() when none is.
 size_t pick_winner(const std::vector<CandidateResult>& c);
+// A candidate's slowest final-round placement; 0 with fewer than two (no final round, or
+// --final-placements 1): then the name alone breaks a tie, as before session 45.
+double worst_placement_us(const CandidateResult& c);
 
 // The best fully timed cuBLASLt graph median; none when no cuBLASLt algorithm was timed.
 std::optional<double> baseline_us(const std::vector<CandidateResult>& c);

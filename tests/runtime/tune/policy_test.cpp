@@ -238,6 +238,43 @@ TEST(TunePolicy, AfterAFinalRoundOnlyAFinalistWins) {
   EXPECT_EQ(*r.winner, 0u) << "no final round (or it failed): the first round's times decide";
 }
 
+// A tie within 1% by the median goes to the finalist whose slowest placement is fastest, and only
+// then to the name. Session 45 (H100), 4096x4096 M = 4096, the final round's placements in turn:
+// the plain ping-pong tile (the first name) was within 1% of its cluster twins and slower at every
+// placement; it then ran 0.80x of CUTLASS as i8gemm_rt.
+TEST(TunePolicy, ATieGoesToTheFastestSlowestPlacement) {
+  std::vector<Candidate> names = {kernel(0), kernel(1), kernel(2)};
+  std::sort(names.begin(), names.end(),
+            [](const Candidate& a, const Candidate& b) { return to_string(a) < to_string(b); });
+  auto finalist = [&](const Candidate& n, std::vector<double> at) {
+    std::vector<double> sorted = at;
+    std::sort(sorted.begin(), sorted.end());
+    CandidateResult r = timed(n, sorted[sorted.size() / 2]);
+    r.finalist = true;
+    r.placement_us = std::move(at);
+    return r;
+  };
+  BucketResult r;
+  r.candidates = {finalist(names[0], {94.80, 97.05, 102.10, 95.19, 95.18}),
+                  finalist(names[1], {94.23, 96.34, 100.83, 94.63, 94.46}),
+                  finalist(names[2], {94.45, 96.54, 100.66, 94.79, 94.41})};
+  EXPECT_DOUBLE_EQ(worst_placement_us(r.candidates[2]), 100.66);
+  decide(r);
+  EXPECT_EQ(*r.winner, 2u) << "not the first name (its worst placement 102.10), nor the fastest median (100.83)";
+  // Outside 1% by the median the fastest median wins, however its placements spread.
+  r.candidates[0] = finalist(names[0], {93.0, 93.1, 120.0, 93.2, 93.0});
+  decide(r);
+  EXPECT_EQ(*r.winner, 0u);
+  // Equal slowest placements, or fewer than two placements: the name decides.
+  r.candidates = {finalist(names[1], {10.0, 10.05}), finalist(names[0], {10.05, 10.0})};
+  decide(r);
+  EXPECT_EQ(*r.winner, 1u);
+  r.candidates = {finalist(names[2], {10.0}), finalist(names[0], {10.05}), finalist(names[1], {10.02})};
+  EXPECT_DOUBLE_EQ(worst_placement_us(r.candidates[0]), 0.0);
+  decide(r);
+  EXPECT_EQ(*r.winner, 1u) << "one placement (--final-placements 1): the first name within 1%";
+}
+
 // Over several placements of the operands a finalist keeps the placement whose median is the
 // median (the upper one of an even count): a time that was measured, whole (its p90 and min too).
 TEST(TunePolicy, FinalRoundKeepsTheMedianPlacement) {
