@@ -9,12 +9,19 @@
 // synchronize and a 256 MB write that pushes the operands out of L2), timed by events; its
 // stamps are read back and written as `tile` and `cons` lines (timeline_probe.py report-tiles).
 // A kernel without the probe gets the same launches and only their `launch` lines (event times).
+// With --placements, instead: per row, the buffers' addresses (`place` lines) and the steps of
+// --sequence on the row's fresh operands (`times` lines), timed by the tuner's protocol: graph
+// replays (what bench does first), eager launches (what the tuner does before its graph timing),
+// Operands::move (the tuner's later final-round placements: every x, then every w, then every out).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
+#include <chrono>
 #include <random>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.hpp"
@@ -34,7 +41,9 @@ int run(int argc, char** argv) {
   std::string kernel, cache, out_path;
   int64_t m = 0;
   int rows = 6, launches = 4, warm = 40;
-  bool isolated = false;
+  bool isolated = false, placements = false;
+  int samples = 15;
+  std::string sequence = "gegmg";
   app.add_option("--kernel", kernel, "the kernel's name (stamped, through I8GEMM_SOURCE_OVERRIDE_DIR)")->required();
   app.add_option("--m", m, "rows of x")->required()->check(CLI::Range(int64_t(1), int64_t(1) << 20));
   app.add_option("--cache", cache, "i8gemm cache (the kernel is compiled into it when missing)")->required();
@@ -43,8 +52,16 @@ int run(int argc, char** argv) {
   app.add_option("--warm", warm, "launches before each stamped one")->check(CLI::Range(0, 10000))->capture_default_str();
   app.add_flag("--isolated", isolated, "each stamped launch alone, after a synchronize and an L2 flush");
   app.add_option("-o,--output", out_path, "write the lines here")->required();
+  app.add_flag("--placements", placements, "per row: addresses, then graph / eager / graph / moved graph times");
+  app.add_option("--sequence", sequence, "the steps per row (--placements): g graph, e eager, 1 one launch per set, m move, z zero outputs, p pause")
+      ->capture_default_str();
+  app.add_option("--samples", samples, "samples per timing (--placements)")->check(CLI::Range(3, 1000))->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
+  if (const size_t bad = sequence.find_first_not_of("ge1mzp"); bad != std::string::npos)
+    throw i8g::Error(i8g::ErrorKind::invalid_argument, "i8gemm_timeline",
+                     fmt::format("--sequence: '{}' is not a step (g graph, e eager, 1 one launch per set, m move, "
+                                 "z zero outputs, p pause)", sequence[bad]));
   const i8g::KernelSpec spec = i8g::KernelSpec::parse_name(kernel);  // any family; only wgmma_tma's are stamped
   i8g::Engine e(0, cache);
   const i8g::KernelInstance inst = e.instantiate(spec, m);
@@ -71,7 +88,49 @@ int run(int argc, char** argv) {
   int launch = 0;
   for (int r = 0; r < rows; ++r) {
     held.push_back(std::make_unique<i8g::Operands>(e, spec.problem, m, rng, st.s));
-    const i8g::Operands& ops = *held.back();
+    i8g::Operands& ops = *held.back();
+    if (placements) {
+      i8g::TimingPlan plan;
+      plan.samples = samples;
+      plan.rotation = ops.sets();
+      auto where = [&](const char* when) {
+        for (int i = 0; i < ops.sets(); ++i)
+          fmt::print(out, "place row={} {} set={} x={:#x} w={:#x} out={:#x}\n", r, when, i,
+                     reinterpret_cast<uintptr_t>(ops.x[size_t(i)].get()), reinterpret_cast<uintptr_t>(ops.w[size_t(i)].get()),
+                     reinterpret_cast<uintptr_t>(ops.out[size_t(i)].get()));
+      };
+      where("first");
+      auto run_kernel = [&](int c) { inst.launch(ops.args(c), st.s); };
+      std::string line = fmt::format("times row={}", r);
+      // --sequence: g a graph timing, e an eager timing, 1 one eager launch per set, m Operands::move,
+      // z every output zeroed, p a 100 ms pause (all printed in order, times in us).
+      for (char step : sequence) {
+        if (step == 'g') {
+          line += fmt::format(" g={:.2f}", i8g::time_graph(run_kernel, st.s, plan).median_us);
+        } else if (step == 'e') {
+          line += fmt::format(" e={:.2f}", i8g::time_eager(run_kernel, st.s, plan).median_us);
+        } else if (step == '1') {
+          for (int c = 0; c < ops.sets(); ++c) run_kernel(c);
+          I8G_CU(cuStreamSynchronize(st.s));
+          line += " 1";
+        } else if (step == 'm') {
+          ops.move(st.s);
+          where("moved");
+          line += " m";
+        } else if (step == 'z') {
+          for (const i8g::DeviceBuffer& o : ops.out)
+            I8G_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(o.get()), 0, o.bytes(), st.s));
+          I8G_CU(cuStreamSynchronize(st.s));
+          line += " z";
+        } else if (step == 'p') {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          line += " p";
+        }
+      }
+      fmt::print(out, "{}\n", line);
+      std::fflush(out);
+      continue;
+    }
     int call = 0;
     for (int l = 0; l < launches; ++l, ++launch) {
       for (int i = 0; i < warm; ++i) inst.launch(ops.args(call++), st.s);
