@@ -29,8 +29,9 @@ std::string input_problem(Cache& in);
 
 // Whether winner `a` should stand over winner `b` of the same TuneKey: the tuner's rule on
 // their stored times (the lower wins unless within kWinnerTieFraction of the other; a tie goes
-// to the lexicographically first candidate). The tuner's own tie (runtime/tune/policy.hpp's
-// kTieFraction) is this constant.
+// to the lexicographically first candidate: a cache keeps no per-placement times, which the
+// tuner's own tie-break looks at first). The tuner's tie (runtime/tune/policy.hpp's kTieFraction)
+// is this constant.
 inline constexpr double kWinnerTieFraction = 0.01;
 bool winner_preferred(const Winner& a, const Winner& b);
 

@@ -2,7 +2,8 @@
 // heuristic algorithm + dequant, the baseline) is checked against the reference before it is
 // timed; wrong ones are rejected with the reason; survivors are timed eagerly and in graph
 // replay over rotating buffers larger than L2 (docs/tuning.md). Every timing is kept in the
-// cache; the winner (graph median; ties within 1% go to the lexicographically first name) is
+// cache; the winner (graph median; a tie within 1% goes to the finalist whose slowest placement is
+// fastest, then to the lexicographically first name: policy.hpp, pick_winner) is
 // stored with its speedup over the best cuBLASLt algorithm. The rules are in policy.hpp, the
 // measuring in measure.hpp; this file runs them over the buckets and stores the results.
 #pragma once
