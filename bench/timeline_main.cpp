@@ -17,8 +17,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <memory>
 #include <chrono>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -43,7 +43,7 @@ int run(int argc, char** argv) {
   int rows = 6, launches = 4, warm = 40;
   bool isolated = false, placements = false;
   int samples = 15;
-  std::string sequence = "gegmg";
+  std::string sequence = "gegmgg";  // session 45, call 5
   app.add_option("--kernel", kernel, "the kernel's name (stamped, through I8GEMM_SOURCE_OVERRIDE_DIR)")->required();
   app.add_option("--m", m, "rows of x")->required()->check(CLI::Range(int64_t(1), int64_t(1) << 20));
   app.add_option("--cache", cache, "i8gemm cache (the kernel is compiled into it when missing)")->required();
@@ -52,7 +52,7 @@ int run(int argc, char** argv) {
   app.add_option("--warm", warm, "launches before each stamped one")->check(CLI::Range(0, 10000))->capture_default_str();
   app.add_flag("--isolated", isolated, "each stamped launch alone, after a synchronize and an L2 flush");
   app.add_option("-o,--output", out_path, "write the lines here")->required();
-  app.add_flag("--placements", placements, "per row: addresses, then graph / eager / graph / moved graph times");
+  app.add_flag("--placements", placements, "per row: the buffers' addresses, then the timings of --sequence");
   app.add_option("--sequence", sequence, "the steps per row (--placements): g graph, e eager, 1 one launch per set, m move, z zero outputs, p pause")
       ->capture_default_str();
   app.add_option("--samples", samples, "samples per timing (--placements)")->check(CLI::Range(3, 1000))->capture_default_str();

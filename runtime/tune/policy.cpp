@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -40,15 +42,14 @@ size_t pick_winner(const std::vector<CandidateResult>& c) {
   for (size_t i = 0; i < c.size(); ++i)
     if (eligible(i) && (best == c.size() || c[i].graph->median_us < c[best].graph->median_us)) best = i;
   if (best == c.size()) return best;
+  // The tie's order: the slowest placement, then the text.
   size_t pick = best;
-  std::string pick_text = to_string(c[pick].candidate);
+  std::pair<double, std::string> pick_key{worst_placement_us(c[best]), to_string(c[best].candidate)};
   for (size_t i = 0; i < c.size(); ++i) {
     if (!eligible(i) || c[i].graph->median_us > (1 + kTieFraction) * c[best].graph->median_us) continue;
-    const double worst = worst_placement_us(c[i]), pick_worst = worst_placement_us(c[pick]);
-    std::string text = to_string(c[i].candidate);
-    if (worst < pick_worst || (worst == pick_worst && text < pick_text)) {
+    if (std::pair<double, std::string> key{worst_placement_us(c[i]), to_string(c[i].candidate)}; key < pick_key) {
       pick = i;
-      pick_text = std::move(text);
+      pick_key = std::move(key);
     }
   }
   return pick;
