@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "runtime/gpu/clock_sampler.hpp"
 #include "runtime/gpu/cuda_driver.hpp"
 #include "runtime/gpu/device_buffer.hpp"
 #include "runtime/gpu/kernel_instance.hpp"
@@ -53,17 +54,20 @@ int run(int argc, char** argv) {
   app.add_flag("--isolated", isolated, "each stamped launch alone, after a synchronize and an L2 flush");
   app.add_option("-o,--output", out_path, "write the lines here")->required();
   app.add_flag("--placements", placements, "per row: the buffers' addresses, then the timings of --sequence");
-  app.add_option("--sequence", sequence, "the steps per row (--placements): g graph, e eager, 1 one launch per set, m move, z zero outputs, p pause")
+  app.add_option("--sequence", sequence,
+                 "the steps per row (--placements): g graph, e eager, 1 one launch per set, m move, z zero outputs, "
+                 "p 100 ms pause, P 2 s pause")
       ->capture_default_str();
   app.add_option("--samples", samples, "samples per timing (--placements)")->check(CLI::Range(3, 1000))->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  if (const size_t bad = sequence.find_first_not_of("ge1mzp"); bad != std::string::npos)
+  if (const size_t bad = sequence.find_first_not_of("ge1mzpP"); bad != std::string::npos)
     throw i8g::Error(i8g::ErrorKind::invalid_argument, "i8gemm_timeline",
                      fmt::format("--sequence: '{}' is not a step (g graph, e eager, 1 one launch per set, m move, "
-                                 "z zero outputs, p pause)", sequence[bad]));
+                                 "z zero outputs, p 100 ms pause, P 2 s pause)", sequence[bad]));
   const i8g::KernelSpec spec = i8g::KernelSpec::parse_name(kernel);  // any family; only wgmma_tma's are stamped
   i8g::Engine e(0, cache);
+  i8g::ClockSampler clock(e.device().pci_bus_id);  // --placements: each timing's clock and power
   const i8g::KernelInstance inst = e.instantiate(spec, m);
   CUmodule mod = nullptr;
   I8G_CU(cuFuncGetModule(&mod, inst.function()));
@@ -101,14 +105,23 @@ int run(int argc, char** argv) {
       };
       where("first");
       auto run_kernel = [&](int c) { inst.launch(ops.args(c), st.s); };
-      std::string line = fmt::format("times row={}", r);
+      // The clock and power at the row's start (after its operands were made: seconds of host work).
+      const i8g::ClockReading idle = clock.now();
+      std::string line = fmt::format("times row={} idle@{:.0f}/{:.0f}", r, idle.sm_mhz, idle.power_w);
       // --sequence: g a graph timing, e an eager timing, 1 one eager launch per set, m Operands::move,
-      // z every output zeroed, p a 100 ms pause (all printed in order, times in us).
+      // z every output zeroed, p a 100 ms pause, P a 2 s pause (all printed in order, times in us).
+      // A timing prints as g=US@MHz/W (the SM clock and board power sampled while it ran; 0 without NVML).
+      auto timed = [&](char what, auto&& time) {
+        clock.start();
+        const double us = time().median_us;
+        const i8g::ClockReading c = clock.stop();
+        line += fmt::format(" {}={:.2f}@{:.0f}/{:.0f}", what, us, c.sm_mhz, c.power_w);
+      };
       for (char step : sequence) {
         if (step == 'g') {
-          line += fmt::format(" g={:.2f}", i8g::time_graph(run_kernel, st.s, plan).median_us);
+          timed('g', [&] { return i8g::time_graph(run_kernel, st.s, plan); });
         } else if (step == 'e') {
-          line += fmt::format(" e={:.2f}", i8g::time_eager(run_kernel, st.s, plan).median_us);
+          timed('e', [&] { return i8g::time_eager(run_kernel, st.s, plan); });
         } else if (step == '1') {
           for (int c = 0; c < ops.sets(); ++c) run_kernel(c);
           I8G_CU(cuStreamSynchronize(st.s));
@@ -122,9 +135,9 @@ int run(int argc, char** argv) {
             I8G_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(o.get()), 0, o.bytes(), st.s));
           I8G_CU(cuStreamSynchronize(st.s));
           line += " z";
-        } else if (step == 'p') {
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
-          line += " p";
+        } else if (step == 'p' || step == 'P') {
+          std::this_thread::sleep_for(std::chrono::milliseconds(step == 'p' ? 100 : 2000));
+          line += fmt::format(" {}", step);
         }
       }
       fmt::print(out, "{}\n", line);

@@ -8,7 +8,7 @@
 # Env: OUT (default /tmp/out), BUILD (default build), KERNELS (names, space separated), M,
 # CACHE (an i8gemm cache holding them, else they compile into a fresh one), SEQUENCES (default
 # "ggggeg zggeg 1ggeg gpgpg": g graph timing, e eager timing, 1 one launch per set, m move,
-# z outputs zeroed, p 100 ms pause), ROWS (default 3), SAMPLES (default 10).
+# z outputs zeroed, p 100 ms pause, P 2 s pause), ROWS (default 3), SAMPLES (default 10).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-/tmp/out}
