@@ -100,6 +100,7 @@ nlohmann::json to_json(const Row& r, const Shape& s, int64_t m) {
           {"graph_min_us", num(r.graph.min_us)},
           {"sm_mhz", r.clock.samples ? nlohmann::json(r.clock.sm_mhz) : nlohmann::json(nullptr)},
           {"power_w", r.clock.samples ? nlohmann::json(r.clock.power_w) : nlohmann::json(nullptr)},
+          {"mem_mhz", r.clock.samples ? nlohmann::json(r.clock.mem_mhz) : nlohmann::json(nullptr)},
           {"verified", r.verified ? nlohmann::json(*r.verified) : nlohmann::json(nullptr)}, {"note", r.note}};
 }
 

@@ -107,15 +107,16 @@ int run(int argc, char** argv) {
       auto run_kernel = [&](int c) { inst.launch(ops.args(c), st.s); };
       // The clock and power at the row's start (after its operands were made: seconds of host work).
       const i8g::ClockReading idle = clock.now();
-      std::string line = fmt::format("times row={} idle@{:.0f}/{:.0f}", r, idle.sm_mhz, idle.power_w);
+      std::string line = fmt::format("times row={} idle@{:.0f}/{:.0f}/{:.0f}", r, idle.sm_mhz, idle.mem_mhz, idle.power_w);
       // --sequence: g a graph timing, e an eager timing, 1 one eager launch per set, m Operands::move,
       // z every output zeroed, p a 100 ms pause, P a 2 s pause (all printed in order, times in us).
-      // A timing prints as g=US@MHz/W (the SM clock and board power sampled while it ran; 0 without NVML).
+      // A timing prints as g=US@SM/MEM/W (the SM and memory clocks in MHz and the board power sampled while it
+      // ran; 0 without NVML).
       auto timed = [&](char what, auto&& time) {
         clock.start();
         const double us = time().median_us;
         const i8g::ClockReading c = clock.stop();
-        line += fmt::format(" {}={:.2f}@{:.0f}/{:.0f}", what, us, c.sm_mhz, c.power_w);
+        line += fmt::format(" {}={:.2f}@{:.0f}/{:.0f}/{:.0f}", what, us, c.sm_mhz, c.mem_mhz, c.power_w);
       };
       for (char step : sequence) {
         if (step == 'g') {

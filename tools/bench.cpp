@@ -324,6 +324,7 @@ void run_bench(const BenchFlags& o) {
                             {"eager_median_us", eager(x.eager.median_us)}, {"eager_p90_us", eager(x.eager.p90_us)},
                             {"sm_mhz", x.clock.samples ? nlohmann::json(x.clock.sm_mhz) : nlohmann::json(nullptr)},
                             {"power_w", x.clock.samples ? nlohmann::json(x.clock.power_w) : nlohmann::json(nullptr)},
+                            {"mem_mhz", x.clock.samples ? nlohmann::json(x.clock.mem_mhz) : nlohmann::json(nullptr)},
                             {"note", x.note}};
       if (c == "i8gemm") {
         row["verified"] = r.verified;

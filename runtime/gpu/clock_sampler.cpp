@@ -9,7 +9,8 @@ namespace {
 
 // The few NVML entry points used (a stable C ABI; the toolkit on CPU machines has no nvml.h).
 using Device = void*;
-constexpr unsigned kClockSm = 1;  // NVML_CLOCK_SM
+constexpr unsigned kClockSm = 1;   // NVML_CLOCK_SM
+constexpr unsigned kClockMem = 2;  // NVML_CLOCK_MEM
 struct Nvml {
   int (*init)() = nullptr;
   int (*by_bus_id)(const char*, Device*) = nullptr;
@@ -65,13 +66,15 @@ ClockReading ClockSampler::now() const {
     r.sm_mhz = mhz;
     r.power_w = mw / 1000.0;
     r.samples = 1;
+    unsigned mem = 0;
+    if (nvml().clock(device_, kClockMem, &mem) == 0) r.mem_mhz = mem;
   }
   return r;
 }
 
 void ClockSampler::start() {
   if (!device_ || thread_.joinable()) return;
-  mhz_sum_ = w_sum_ = 0;
+  mhz_sum_ = w_sum_ = mem_sum_ = 0;
   count_ = 0;
   running_ = true;
   thread_ = std::thread([this] {
@@ -80,6 +83,7 @@ void ClockSampler::start() {
       if (r.samples) {
         mhz_sum_ += r.sm_mhz;
         w_sum_ += r.power_w;
+        mem_sum_ += r.mem_mhz;
         ++count_;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -95,6 +99,7 @@ ClockReading ClockSampler::stop() {
   if (count_ > 0) {
     r.sm_mhz = mhz_sum_ / count_;
     r.power_w = w_sum_ / count_;
+    r.mem_mhz = mem_sum_ / count_;
     r.samples = count_;
   }
   return r;

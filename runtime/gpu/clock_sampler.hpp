@@ -1,4 +1,4 @@
-// The SM clock and board power while something runs, read from NVML (libnvidia-ml.so.1,
+// The SM and memory clocks and board power while something runs, read from NVML (libnvidia-ml.so.1,
 // opened with dlopen like libcuda) by a thread that polls about once a millisecond. Benchmarks
 // report the clock each contender ran at: on the H200 the 700 W cap, not the datasheet, sets
 // the clock under int8 load (../docs/performance.md).
@@ -13,6 +13,7 @@ namespace i8g {
 struct ClockReading {
   double sm_mhz = 0, power_w = 0;  // means over the samples; 0 when none was taken
   int samples = 0;
+  double mem_mhz = 0;  // the memory clock's mean (HBM; it may step down while the GPU idles)
 };
 
 class ClockSampler {
@@ -36,7 +37,7 @@ class ClockSampler {
   std::string why_;
   std::thread thread_;
   std::atomic<bool> running_{false};
-  double mhz_sum_ = 0, w_sum_ = 0;
+  double mhz_sum_ = 0, w_sum_ = 0, mem_sum_ = 0;
   int count_ = 0;
 };
 
