@@ -421,12 +421,15 @@ int run(int argc, char** argv) {
   std::vector<std::string> shape_args;
   std::string m_list = "1,16,128,1024,4096", json_path;
   int samples = 50;
-  double ceiling_s = 3;
+  double ceiling_s = 3, warmup_ms = 0;
   bool no_cutlass = false, cutlass_pdl = false;
   std::string cache, cutlass_filter = ".*";
   app.add_option("--shape", shape_args, "[NAME=]NxK (repeatable)")->required();
   app.add_option("--m", m_list, "M values")->capture_default_str();
   app.add_option("--samples", samples, "timed samples")->check(CLI::Range(3, 1000))->capture_default_str();
+  app.add_option("--warmup-ms", warmup_ms, "warm each timing up for at least this many ms of its own launches")
+      ->check(CLI::Range(0.0, 10000.0))
+      ->capture_default_str();
   app.add_option("--json", json_path, "write the rows here")->required();
   app.add_option("--ceiling-seconds", ceiling_s, "wgmma ceiling duration (0: skip)")->capture_default_str();
   app.add_flag("--no-cutlass", no_cutlass, "skip the CUTLASS configurations");
@@ -475,6 +478,7 @@ int run(int argc, char** argv) {
   check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "stream");
   TimingPlan plan;
   plan.samples = samples;
+  plan.warmup_ms = warmup_ms;
   Bench b{st, plan, clock, nullptr, {}};
   std::unique_ptr<Engine> engine;
   try {

@@ -56,15 +56,15 @@ int run(int argc, char** argv) {
   app.add_flag("--placements", placements, "per row: the buffers' addresses, then the timings of --sequence");
   app.add_option("--sequence", sequence,
                  "the steps per row (--placements): g graph, e eager, 1 one launch per set, m move, z zero outputs, "
-                 "p 100 ms pause, P 2 s pause")
+                 "q 10 ms pause, p 100 ms pause, P 2 s pause, w 100 ms of device copies")
       ->capture_default_str();
   app.add_option("--samples", samples, "samples per timing (--placements)")->check(CLI::Range(3, 1000))->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  if (const size_t bad = sequence.find_first_not_of("ge1mzpP"); bad != std::string::npos)
+  if (const size_t bad = sequence.find_first_not_of("ge1mzqpPw"); bad != std::string::npos)
     throw i8g::Error(i8g::ErrorKind::invalid_argument, "i8gemm_timeline",
                      fmt::format("--sequence: '{}' is not a step (g graph, e eager, 1 one launch per set, m move, "
-                                 "z zero outputs, p 100 ms pause, P 2 s pause)", sequence[bad]));
+                                 "z zero outputs, q 10 ms pause, p 100 ms pause, P 2 s pause, w 100 ms of device copies)", sequence[bad]));
   const i8g::KernelSpec spec = i8g::KernelSpec::parse_name(kernel);  // any family; only wgmma_tma's are stamped
   i8g::Engine e(0, cache);
   i8g::ClockSampler clock(e.device().pci_bus_id);  // --placements: each timing's clock and power
@@ -88,6 +88,7 @@ int run(int argc, char** argv) {
   i8g::DeviceBuffer flush(isolated ? size_t(256) << 20 : 0);
   std::vector<long long> host(probe_bytes / sizeof(long long));
   std::mt19937_64 rng(20261206);
+  std::unique_ptr<i8g::DeviceBuffer> copy_a, copy_b;  // --sequence w
   std::vector<std::unique_ptr<i8g::Operands>> held;  // every row's operands, so none is reused
   int launch = 0;
   for (int r = 0; r < rows; ++r) {
@@ -109,7 +110,8 @@ int run(int argc, char** argv) {
       const i8g::ClockReading idle = clock.now();
       std::string line = fmt::format("times row={} idle@{:.0f}/{:.0f}/{:.0f}", r, idle.sm_mhz, idle.mem_mhz, idle.power_w);
       // --sequence: g a graph timing, e an eager timing, 1 one eager launch per set, m Operands::move,
-      // z every output zeroed, p a 100 ms pause, P a 2 s pause (all printed in order, times in us).
+      // z every output zeroed, q/p/P a 10 ms/100 ms/2 s pause, w 100 ms of device copies (all printed in
+      // order, times in us).
       // A timing prints as g=US@SM/MEM/W (the SM and memory clocks in MHz and the board power sampled while it
       // ran; 0 without NVML).
       auto timed = [&](char what, auto&& time) {
@@ -136,9 +138,22 @@ int run(int argc, char** argv) {
             I8G_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(o.get()), 0, o.bytes(), st.s));
           I8G_CU(cuStreamSynchronize(st.s));
           line += " z";
-        } else if (step == 'p' || step == 'P') {
-          std::this_thread::sleep_for(std::chrono::milliseconds(step == 'p' ? 100 : 2000));
+        } else if (step == 'q' || step == 'p' || step == 'P') {
+          std::this_thread::sleep_for(std::chrono::milliseconds(step == 'q' ? 10 : step == 'p' ? 100 : 2000));
           line += fmt::format(" {}", step);
+        } else if (step == 'w') {  // other work: 256 MB copies back and forth for 100 ms (DRAM and L2 busy)
+          if (!copy_a) {
+            copy_a = std::make_unique<i8g::DeviceBuffer>(size_t(256) << 20);
+            copy_b = std::make_unique<i8g::DeviceBuffer>(size_t(256) << 20);
+          }
+          const auto t0 = std::chrono::steady_clock::now();
+          while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(100)) {
+            for (int i = 0; i < 8; ++i)
+              I8G_CU(cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>((i % 2 ? copy_a : copy_b)->get()),
+                                       reinterpret_cast<CUdeviceptr>((i % 2 ? copy_b : copy_a)->get()), copy_a->bytes(), st.s));
+            I8G_CU(cuStreamSynchronize(st.s));
+          }
+          line += " w";
         }
       }
       fmt::print(out, "{}\n", line);

@@ -37,6 +37,7 @@ struct BenchFlags {
   ProblemFlags problem;
   std::string cache, m = "1,16,256,4096", csv, json;
   int device = 0, samples = 50;
+  double warmup_ms = 0;     // --warmup-ms: each timing's warm-up lasts at least this long
   bool packed = false;      // --experimental-packed-weight
   bool graph_only = false;  // --graph-only: no eager pass (no eager or host times)
 };
@@ -273,6 +274,7 @@ void run_bench(const BenchFlags& o) {
   }
   TimingPlan plan;
   plan.samples = o.samples;
+  plan.warmup_ms = o.warmup_ms;
   ClockSampler clock(e->device().pci_bus_id);
   if (!clock.available()) fmt::print(stderr, "i8gemm: no SM clock readings: {}\n", clock.why());
   std::mt19937_64 rng(std::random_device{}());
@@ -386,6 +388,10 @@ void setup_bench(CLI::App& app) {
   add_cache_option(*cmd, opts->cache, "cache file (default: $I8GEMM_CACHE or ~/.cache/i8gemm/cache.sqlite)");
   cmd->add_option("--device", opts->device, "CUDA device ordinal")->check(CLI::Range(0, 64));
   cmd->add_option("--samples", opts->samples, "timed samples (20 launches each)")->check(CLI::Range(3, 1000));
+  cmd->add_option("--warmup-ms", opts->warmup_ms,
+                  "warm each timing up for at least this many ms of its own launches (after an idle GPU some kernels "
+                  "run slower at first)")
+      ->check(CLI::Range(0.0, 10000.0));
   cmd->add_option("--csv", opts->csv, "also write the table as CSV to this file");
   cmd->add_option("--json", opts->json, "also write the results as JSON to this file");
   cmd->add_flag("--experimental-packed-weight", opts->packed,

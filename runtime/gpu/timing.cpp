@@ -1,6 +1,7 @@
 #include "runtime/gpu/timing.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -43,12 +44,25 @@ Stats sample(Enqueue&& enqueue, CUstream stream, int samples, int per_sample) {
   return summarize(us);
 }
 
+// Runs `batch` (some launches) until at least `ms` have passed on the host clock, synchronizing
+// after each batch so that the time is the GPU's, not the launch queue's.
+template <class Batch>
+void warm_for(double ms, CUstream stream, Batch&& batch) {
+  if (ms <= 0) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  do {
+    batch();
+    I8G_CU(cuStreamSynchronize(stream));
+  } while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() < ms);
+}
+
 }  // namespace
 
 Stats time_eager(const std::function<void(int)>& launch, CUstream stream, const TimingPlan& plan) {
   int call = 0;
   for (int i = 0; i < plan.warmup; ++i) launch(call++);
   I8G_CU(cuStreamSynchronize(stream));
+  warm_for(plan.warmup_ms, stream, [&] { for (int i = 0; i < plan.launches_per_sample; ++i) launch(call++); });
   return sample([&] { for (int i = 0; i < plan.launches_per_sample; ++i) launch(call++); },
                 stream, plan.samples, plan.launches_per_sample);
 }
@@ -90,6 +104,7 @@ class CapturedCalls {
 Stats time_graph(const std::function<void(int)>& launch, CUstream stream, const TimingPlan& plan) {
   const int calls = std::max(plan.launches_per_sample, plan.rotation);
   const CapturedCalls g(launch, stream, calls, plan.warmup);
+  warm_for(plan.warmup_ms, stream, [&] { g.replay(stream); });
   return sample([&] { g.replay(stream); }, stream, plan.samples, calls);
 }
 
@@ -98,6 +113,9 @@ std::vector<Stats> time_graphs_interleaved(const std::vector<std::function<void(
   const int calls = std::max(plan.launches_per_sample, plan.rotation);
   std::vector<std::unique_ptr<CapturedCalls>> graphs;
   for (const auto& l : launches) graphs.push_back(std::make_unique<CapturedCalls>(l, stream, calls, plan.warmup));
+  warm_for(plan.warmup_ms, stream, [&] {
+    for (const auto& g : graphs) g->replay(stream);
+  });
   Event start, stop;
   std::vector<std::vector<double>> us(graphs.size());
   for (int s = 0; s < plan.samples; ++s)
