@@ -25,6 +25,7 @@ MAX_SETS = 64               # runtime/tune/operands.hpp kMaxSets
 CALLS_PER_GRAPH = 20        # runtime/gpu/timing.hpp TimingPlan::launches_per_sample (at least)
 WARMUP_CALLS = 50           # TimingPlan::warmup, run eagerly before capture
 WARM_REPLAYS = 3            # timing.cpp: max(3, warmup / launches_per_sample)
+WARMUP_MS = 0.0             # --warmup-ms (TimingPlan::warmup_ms): then replays for at least this long
 TUNE_SAMPLES = 5            # graph replays per Triton config while autotuning
 VERIFY_ROWS = 64            # rows of the output checked against an exact reference
 FP8_FAST_ACCUM = True       # how vLLM / SGLang call torch._scaled_mm for fp8 rowwise
@@ -88,6 +89,8 @@ def parse_args(argv):
     ap.add_argument("--json", required=True, metavar="OUT", help="where to write the results")
     ap.add_argument("--samples", type=int, default=50, help="timed graph replays per row")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--warmup-ms", type=float, default=0.0,
+                    help="replay each graph for at least this many ms before sampling (as i8gemm_peers --warmup-ms)")
     args = ap.parse_args(argv)
     try:
         args.shapes = [parse_shape(s) for s in args.shape]
@@ -96,6 +99,8 @@ def parse_args(argv):
         ap.error(str(exc))
     if not args.ms or min(args.ms) < 1 or args.samples < 1:
         ap.error("--m needs positive integers and --samples must be >= 1")
+    if not 0.0 <= args.warmup_ms <= 10000.0:
+        ap.error("--warmup-ms must be within [0, 10000]")
     return args
 
 
@@ -209,6 +214,10 @@ def graph_time(torch, call, sets, samples, warmup_calls, sampler=None):
     for _ in range(WARM_REPLAYS):
         graph.replay()
     torch.cuda.synchronize()
+    t0 = time.monotonic()  # --warmup-ms: replays for at least that long (TimingPlan::warmup_ms)
+    while (time.monotonic() - t0) * 1000.0 < WARMUP_MS:
+        graph.replay()
+        torch.cuda.synchronize()
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     us = []
     with sampler or contextlib.nullcontext():
@@ -383,7 +392,9 @@ def environment():
 
 
 def main(argv):
+    global WARMUP_MS
     args = parse_args(argv)
+    WARMUP_MS = args.warmup_ms
     torch, reason, result = environment()
     result["rows"] = rows = []
     runners = {"torch_fp8_rowwise": run_fp8, "triton_w8a8": run_triton}

@@ -10,6 +10,9 @@
 # CACHE_OUT (a file name: the tuned cache, checkpointed and packed into $OUT after the tune stage,
 # .xz compresses it), BENCH_FLAGS (more `bench` flags, e.g. "--graph-only"),
 # CUTLASS_PDL (default 1: the peers stage also times CUTLASS launched with PDL; 0: not),
+# WARMUP_MS (default 100: bench, peers and torch warm every timing up for at least that many ms of
+# its own launches, so that each is timed under sustained load, as a busy server runs; 0: the
+# 50-launch warm-up alone, which times short bursts after idle gaps: docs/performance.md, session 46),
 # STAGE_TIMEOUT (seconds a
 # stage may run, default 580), TITLE (the report's title). Writes into $OUT: gpu_bench.log,
 # bench.json, peers.json, torch.json, report.{md,csv,json,png}, race.txt (after a tune: every
@@ -26,6 +29,7 @@ STAGES=${STAGES:-tune bench peers torch report}
 SHAPES=${SHAPES:-examples/tp4.shapes examples/llama3-8b.shapes}
 MS=${MS:-1,16,128,1024,4096}
 SAMPLES=${SAMPLES:-50}
+WARMUP_MS=${WARMUP_MS:-100}
 TUNE_CACHE=${TUNE_CACHE:-$OUT/tuned.sqlite}
 T=${STAGE_TIMEOUT:-580}
 LOG="$OUT/gpu_bench.log"
@@ -77,7 +81,7 @@ fi
 if has bench; then
   packed_flag=()  # the tune raced packed-weight twins: time each bucket's fastest beside prepare's kernel
   [[ " ${TUNE_FLAGS:-} " == *" --experimental-packed-weight "* ]] && packed_flag=(--experimental-packed-weight)
-  stage "bench" "$BUILD/tools/i8gemm" bench "${shapes_flags[@]}" --m "$MS" --samples "$SAMPLES" \
+  stage "bench" "$BUILD/tools/i8gemm" bench "${shapes_flags[@]}" --m "$MS" --samples "$SAMPLES" --warmup-ms "$WARMUP_MS" \
     --cache "$TUNE_CACHE" --json "$OUT/bench.json" "${packed_flag[@]}" ${BENCH_FLAGS:-}
 fi
 if has peers; then
@@ -86,14 +90,14 @@ if has peers; then
     # are programmatic and may trigger their dependents (docs/pdl.md), so CUTLASS gets the same.
     pdl_flag=(--cutlass-pdl)
     [ "${CUTLASS_PDL:-1}" = 0 ] && pdl_flag=()
-    stage "peers" "$BUILD/bench/i8gemm_peers" "${shape_args[@]}" --m "$MS" --samples "$SAMPLES" \
+    stage "peers" "$BUILD/bench/i8gemm_peers" "${shape_args[@]}" --m "$MS" --samples "$SAMPLES" --warmup-ms "$WARMUP_MS" \
       --cache "$TUNE_CACHE" --json "$OUT/peers.json" "${pdl_flag[@]}"
   else
     echo "=== peers: $BUILD/bench/i8gemm_peers was not built (no nvcc where it was built)" | tee -a "$LOG"
   fi
 fi
 if has torch; then
-  stage "torch" python3 bench/torch_peers.py "${shape_args[@]}" --m "$MS" --samples "$SAMPLES" --json "$OUT/torch.json"
+  stage "torch" python3 bench/torch_peers.py "${shape_args[@]}" --m "$MS" --samples "$SAMPLES" --warmup-ms "$WARMUP_MS" --json "$OUT/torch.json"
 fi
 if has report; then
   inputs=()
