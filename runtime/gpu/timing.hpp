@@ -12,9 +12,9 @@ namespace i8g {
 
 struct TimingPlan {
   int warmup = 50;               // launches before the first sample
-  // And at least this long of them (ms; 0: the launch count alone). After the GPU idles (a
-  // pause of 2 s; a verification's download) some kernels run up to 18% slower for their first
-  // ~50-90 ms of work (docs/performance.md, session 46), so a fair comparison warms every
+  // And at least this long of them (ms; 0: the launch count alone). After the SMs idle for 100 ms
+  // or more (seconds of host work, a verification's download) some kernels run 10-25% slower for
+  // their first ~30-90 ms of work (docs/performance.md, session 46), so a fair comparison warms every
   // contender by time, not by a count that a 10 us kernel and a 150 us one spend differently.
   double warmup_ms = 0;
   int samples = 50;

@@ -1,7 +1,7 @@
 // TimingPlan::warmup_ms (runtime/gpu/timing): each timing's warm-up lasts at least that long of the
 // contender's own launches (eager and graph replay), beyond the launch count; 0 keeps the count
-// alone. Session 46 measured why: after the GPU idles for 100 ms, some kernels run up to 18%
-// slower for their first ~50-90 ms of work.
+// alone. Session 46 measured why: after the GPU idles for 100 ms, some kernels run 10-25%
+// slower for their first ~30-90 ms of work.
 #include <chrono>
 
 #include "runtime/gpu/cuda_driver.hpp"
