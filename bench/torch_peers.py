@@ -25,7 +25,6 @@ MAX_SETS = 64               # runtime/tune/operands.hpp kMaxSets
 CALLS_PER_GRAPH = 20        # runtime/gpu/timing.hpp TimingPlan::launches_per_sample (at least)
 WARMUP_CALLS = 50           # TimingPlan::warmup, run eagerly before capture
 WARM_REPLAYS = 3            # timing.cpp: max(3, warmup / launches_per_sample)
-WARMUP_MS = 0.0             # --warmup-ms (TimingPlan::warmup_ms): then replays for at least this long
 TUNE_SAMPLES = 5            # graph replays per Triton config while autotuning
 VERIFY_ROWS = 64            # rows of the output checked against an exact reference
 FP8_FAST_ACCUM = True       # how vLLM / SGLang call torch._scaled_mm for fp8 rowwise
@@ -201,8 +200,9 @@ def summarize(us):
     return {"median": us[len(us) // 2], "p90": p90, "min": us[0]}
 
 
-def graph_time(torch, call, sets, samples, warmup_calls, sampler=None):
-    """Times call(i) under graph replay; `sampler` (a PowerSampler) runs only while sampling."""
+def graph_time(torch, call, sets, samples, warmup_calls, sampler=None, warmup_ms=0.0):
+    """Times call(i) under graph replay; `sampler` (a PowerSampler) runs only while sampling;
+    `warmup_ms` (--warmup-ms, TimingPlan::warmup_ms): replays for at least that long first."""
     for i in range(warmup_calls):
         call(i % sets)
     torch.cuda.synchronize()
@@ -214,8 +214,8 @@ def graph_time(torch, call, sets, samples, warmup_calls, sampler=None):
     for _ in range(WARM_REPLAYS):
         graph.replay()
     torch.cuda.synchronize()
-    t0 = time.monotonic()  # --warmup-ms: replays for at least that long (TimingPlan::warmup_ms)
-    while (time.monotonic() - t0) * 1000.0 < WARMUP_MS:
+    t0 = time.monotonic()
+    while (time.monotonic() - t0) * 1000.0 < warmup_ms:
         graph.replay()
         torch.cuda.synchronize()
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -269,7 +269,7 @@ def close_enough(torch, got, want, rel, rms_frac):
     return bool(((got - want).abs() <= rel * want.abs() + rms_frac * rms + 1e-6).all())
 
 
-def run_fp8(torch, gen, shape, m, samples):
+def run_fp8(torch, gen, shape, m, samples, warmup_ms):
     _, n, k = shape
     if k % 16 or n % 16:
         return make_row("torch_fp8_rowwise", shape, m, "unsupported: _scaled_mm needs K and N multiples of 16")
@@ -302,7 +302,7 @@ def run_fp8(torch, gen, shape, m, samples):
     # a wrong layout or scale is off by ~100%.
     verified = close_enough(torch, got[rows].double(), want, 2.0 ** -7, FP8_RMS_TOLERANCE)
     sampler = PowerSampler(torch)
-    stats = graph_time(torch, call, len(sets), samples, WARMUP_CALLS, sampler)
+    stats = graph_time(torch, call, len(sets), samples, WARMUP_CALLS, sampler, warmup_ms)
     note = (f"use_fast_accum={FP8_FAST_ACCUM}; operands are the int8 data cast to e4m3; sets={len(sets)}; "
             f"verified against float64 on the e4m3 operands ({len(rows)} rows); power: {sampler.power_source}")
     return make_row("torch_fp8_rowwise", shape, m, "ok", note, stats, sampler.result(), verified)
@@ -333,7 +333,7 @@ def config_name(c):
             f"_w{c['num_warps']}_s{c['num_stages']}")
 
 
-def run_triton(torch, gen, shape, m, samples):
+def run_triton(torch, gen, shape, m, samples, warmup_ms):
     if triton is None:
         return make_row("triton_w8a8", shape, m, TRITON_ERROR)
     _, n, k = shape
@@ -369,7 +369,7 @@ def run_triton(torch, gen, shape, m, samples):
     want = acc * s["xs"][rows].double()[:, None] * s["ws"].double()[None, :]
     verified = close_enough(torch, s["out"][rows].double(), want, 2.0 ** -7, 0.0)
     sampler = PowerSampler(torch)
-    stats = graph_time(torch, call, len(sets), samples, WARMUP_CALLS, sampler)
+    stats = graph_time(torch, call, len(sets), samples, WARMUP_CALLS, sampler, warmup_ms)
     note = (f"{config_name(best)}; autotuned over {tried} configs under graph replay; sets={len(sets)}; "
             f"verified against {how} ({len(rows)} rows); power: {sampler.power_source}")
     return make_row("triton_w8a8", shape, m, "ok", note, stats, sampler.result(), verified)
@@ -392,9 +392,7 @@ def environment():
 
 
 def main(argv):
-    global WARMUP_MS
     args = parse_args(argv)
-    WARMUP_MS = args.warmup_ms
     torch, reason, result = environment()
     result["rows"] = rows = []
     runners = {"torch_fp8_rowwise": run_fp8, "triton_w8a8": run_triton}
@@ -410,7 +408,7 @@ def main(argv):
                     continue
                 print(f"torch_peers: {contender} {shape[0]} ({shape[1]}x{shape[2]}) M={m}", file=sys.stderr)
                 try:
-                    rows.append(runners[contender](torch, gen, shape, m, args.samples))
+                    rows.append(runners[contender](torch, gen, shape, m, args.samples, args.warmup_ms))
                 except Exception as exc:  # noqa: BLE001 - one failing row must not lose the others
                     rows.append(make_row(contender, shape, m, f"error: {one_line(exc)}"))
                 torch.cuda.synchronize()

@@ -62,9 +62,9 @@ Stats time_eager(const std::function<void(int)>& launch, CUstream stream, const 
   int call = 0;
   for (int i = 0; i < plan.warmup; ++i) launch(call++);
   I8G_CU(cuStreamSynchronize(stream));
-  warm_for(plan.warmup_ms, stream, [&] { for (int i = 0; i < plan.launches_per_sample; ++i) launch(call++); });
-  return sample([&] { for (int i = 0; i < plan.launches_per_sample; ++i) launch(call++); },
-                stream, plan.samples, plan.launches_per_sample);
+  auto batch = [&] { for (int i = 0; i < plan.launches_per_sample; ++i) launch(call++); };
+  warm_for(plan.warmup_ms, stream, batch);
+  return sample(batch, stream, plan.samples, plan.launches_per_sample);
 }
 
 namespace {
@@ -104,8 +104,9 @@ class CapturedCalls {
 Stats time_graph(const std::function<void(int)>& launch, CUstream stream, const TimingPlan& plan) {
   const int calls = std::max(plan.launches_per_sample, plan.rotation);
   const CapturedCalls g(launch, stream, calls, plan.warmup);
-  warm_for(plan.warmup_ms, stream, [&] { g.replay(stream); });
-  return sample([&] { g.replay(stream); }, stream, plan.samples, calls);
+  auto replay = [&] { g.replay(stream); };
+  warm_for(plan.warmup_ms, stream, replay);
+  return sample(replay, stream, plan.samples, calls);
 }
 
 std::vector<Stats> time_graphs_interleaved(const std::vector<std::function<void(int)>>& launches, CUstream stream,
