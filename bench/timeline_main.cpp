@@ -13,6 +13,8 @@
 // --sequence on the row's fresh operands (`times` lines), timed by the tuner's protocol: graph
 // replays (what bench does first), eager launches (what the tuner does before its graph timing),
 // Operands::move (the tuner's later final-round placements: every x, then every w, then every out).
+// --warmup-ms T warms each of those timings for T ms of its own launches first (the protocol of
+// scripts/gpu_bench.sh: kernels compared under sustained load).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -44,6 +46,7 @@ int run(int argc, char** argv) {
   int rows = 6, launches = 4, warm = 40;
   bool isolated = false, placements = false;
   int samples = 15;
+  double warmup_ms = 0;
   std::string sequence = "gegmgg";  // session 45, call 5
   app.add_option("--kernel", kernel, "the kernel's name (stamped, through I8GEMM_SOURCE_OVERRIDE_DIR)")->required();
   app.add_option("--m", m, "rows of x")->required()->check(CLI::Range(int64_t(1), int64_t(1) << 20));
@@ -59,6 +62,10 @@ int run(int argc, char** argv) {
                  "q 10 ms pause, p 100 ms pause, P 2 s pause, w 100 ms of device copies")
       ->capture_default_str();
   app.add_option("--samples", samples, "samples per timing (--placements)")->check(CLI::Range(3, 1000))->capture_default_str();
+  app.add_option("--warmup-ms", warmup_ms,
+                 "--placements: warm each g/e timing up for at least this many ms of its own launches first")
+      ->check(CLI::Range(0.0, 10000.0))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   if (const size_t bad = sequence.find_first_not_of("ge1mzqpPw"); bad != std::string::npos)
@@ -98,6 +105,7 @@ int run(int argc, char** argv) {
       i8g::TimingPlan plan;
       plan.samples = samples;
       plan.rotation = ops.sets();
+      plan.warmup_ms = warmup_ms;
       auto where = [&](const char* when) {
         for (int i = 0; i < ops.sets(); ++i)
           fmt::print(out, "place row={} {} set={} x={:#x} w={:#x} out={:#x}\n", r, when, i,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The timing flags' bad input, before any GPU work: i8gemm_timeline's --sequence names a step it
 # does not have, `i8gemm bench --warmup-ms` a negative time. Each gets a message that says what is
-# wrong and a non-zero status; a good step list and warm-up pass the check (they then fail later,
+# wrong and a non-zero status (i8gemm_timeline's --warmup-ms too); a good step list and warm-up pass the check (they then fail later,
 # without a GPU, on the device, which is not what is checked here).
 #   timing_flags_check.sh I8GEMM I8GEMM_TIMELINE
 set -uo pipefail
@@ -18,6 +18,11 @@ rc=$?
 grep -q "'X' is not a step" "$tmp/o" || { cat "$tmp/o"; fail "an unknown step: no message naming it"; }
 "$timeline" --kernel $k --m 16 --cache "$tmp/c.sqlite" --placements --sequence gqpPwgez1m -o "$tmp/t.txt" >"$tmp/o" 2>&1
 ! grep -q "is not a step" "$tmp/o" || { cat "$tmp/o"; fail "every step refused"; }
+
+"$timeline" --kernel $k --m 16 --cache "$tmp/c.sqlite" --placements --warmup-ms -5 -o "$tmp/t.txt" >"$tmp/o" 2>&1
+rc=$?
+[ $rc != 0 ] || fail "i8gemm_timeline --warmup-ms -5 passed"
+grep -q "warmup-ms" "$tmp/o" || { cat "$tmp/o"; fail "i8gemm_timeline --warmup-ms -5: no message naming the flag"; }
 
 "$i8gemm" bench --shape 4096x4096 --m 16 --warmup-ms -5 --cache "$tmp/c.sqlite" >"$tmp/o" 2>&1
 rc=$?
