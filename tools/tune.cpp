@@ -38,6 +38,7 @@ struct TuneFlags {
   std::vector<std::string> argv;  // the whole command line (--devices starts one job per device with it)
   int jobs = 0, device = 0, samples = 50, final_placements = i8g::TuneOptions{}.final_placements;
   double prune_factor = i8g::TuneOptions{}.prune_factor;
+  double final_warmup_ms = i8g::TuneOptions{}.final_warmup_ms;
   // `t` with the experimental candidate sets these flags ask for.
   Target with_experiments(Target t) const {
     t.experimental_wgmma = experimental_wgmma;
@@ -112,6 +113,7 @@ void run_gpu_tune(const TuneFlags& o, const Shard& shard, const std::vector<Name
   to.resume = o.resume;
   to.plan.samples = o.samples;
   to.final_placements = o.final_placements;
+  to.final_warmup_ms = o.final_warmup_ms;
   to.trigger_twins = !o.no_trigger_twins;
   to.prune_factor = o.prune_factor;
   fmt::print("{} ({} SMs, {}), driver {}, cache {}\n", engine->device().name, t.sm_count, t.arch,
@@ -392,6 +394,11 @@ void setup_tune(CLI::App& app, const std::vector<std::string>& argv) {
                   "time the final round over this many placements of the operands (moved to fresh memory between "
                   "them); each finalist keeps its median placement")
       ->check(CLI::Range(1, 8))
+      ->capture_default_str();
+  cmd->add_option("--final-warmup-ms", opts->final_warmup_ms,
+                  "before each placement of the final round, replay the finalists for at least this many ms, so that "
+                  "they are ranked under sustained load (as `bench --warmup-ms` times them)")
+      ->check(CLI::Range(0.0, 10000.0))
       ->capture_default_str();
   cmd->add_option("--prune-factor", opts->prune_factor,
                   "candidates whose short probe is this many times the best probe so far are not fully timed "

@@ -59,7 +59,7 @@ void store(cache::Cache& cache, const cache::TuneKey& key, const BucketResult& r
 // kernel into `keep`, which outlives the round), all timed again in turn. When that fails the
 // first round's times stand and the finalists' reasons say why.
 template <class LaunchOf>
-void final_round(Measurer& measurer, BucketResult& r, int placements, LaunchOf launch_of) {
+void final_round(Measurer& measurer, BucketResult& r, int placements, double warmup_ms, LaunchOf launch_of) {
   const std::vector<size_t> fin = finalists(r.candidates);
   if (fin.empty()) return;
   try {
@@ -67,7 +67,7 @@ void final_round(Measurer& measurer, BucketResult& r, int placements, LaunchOf l
     keep.reserve(fin.size());
     std::vector<Launch> launches;
     for (size_t i : fin) launches.push_back(launch_of(r.candidates[i].candidate, keep));
-    measurer.final_round(r.candidates, fin, launches, placements);
+    measurer.final_round(r.candidates, fin, launches, placements, warmup_ms);
   } catch (const Error& e) {
     const std::string why = e.what();
     for (size_t i : fin) r.candidates[i].reason = "final round failed, the first round's times stand: " + why.substr(0, 500);
@@ -207,7 +207,7 @@ std::vector<BucketResult> autotune(Engine& engine, cache::Cache& cache, const Ge
     if (opt.trigger_twins)
       for (const JitOutcome& b : compile_and_store(cache, *compiler, trigger_specs(p, t, r), t, opt.jobs, {}))
         time_built(b);
-    final_round(measurer, r, opt.final_placements, [&](const Candidate& c, std::vector<KernelInstance>& keep) -> Launch {
+    final_round(measurer, r, opt.final_placements, opt.final_warmup_ms, [&](const Candidate& c, std::vector<KernelInstance>& keep) -> Launch {
       if (const LtAlgo* a = lt_algo_of(c)) return run_lt(a->index);
       keep.push_back(engine.instantiate(*kernel_of(c), m));
       return run_kernel(keep.back());

@@ -43,6 +43,13 @@ struct TuneOptions {
   // placement-0 pick cost 3-12% in 4 of 46 buckets where the median placement's pick cost none
   // (docs/tuning.md, step 6).
   int final_placements = 5;
+  // Each placement of the final round first replays every finalist in turn for at least this many
+  // ms, then times them (TimingPlan::warmup_ms): the round that decides then ranks them under
+  // sustained load, the power-capped state a busy server runs in and scripts/gpu_bench.sh times
+  // every contender in (session 46: warmed for 100 ms, CUTLASS and cuBLASLt fp8 ran 4-9% slower
+  // at 4096 x 4096 M = 4096 on an H100, and our cluster twin 6%). 0: the round starts timing after
+  // the graphs' few warm replays, as before.
+  double final_warmup_ms = 0;
   // Also race the programmatic-launch trigger twins (generator: trigger_twins; docs/pdl.md) of the
   // first round's finalists, compiled after that round, so that they take part in the final one.
   // On since session 41 (H200: 0.95-0.99x the plain winner's graph median at six tuned points).

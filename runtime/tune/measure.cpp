@@ -86,13 +86,15 @@ void Measurer::measure(CandidateResult& c, const Launch& launch) {
 }
 
 void Measurer::final_round(std::vector<CandidateResult>& cs, const std::vector<size_t>& which,
-                           const std::vector<Launch>& launches, int placements) {
+                           const std::vector<Launch>& launches, int placements, double warmup_ms) {
   placements = std::max(placements, 1);
+  TimingPlan plan = plan_;
+  plan.warmup_ms = std::max(warmup_ms, 0.0);
   std::vector<std::vector<Stats>> by_finalist(launches.size());
   try {
     for (int r = 0; r < placements; ++r) {
       if (r > 0) ops_.move(stream_);
-      const std::vector<Stats> st = time_graphs_interleaved(launches, stream_, plan_);
+      const std::vector<Stats> st = time_graphs_interleaved(launches, stream_, plan);
       for (size_t i = 0; i < st.size(); ++i) by_finalist[i].push_back(st[i]);
     }
   } catch (const Error&) {

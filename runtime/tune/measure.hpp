@@ -32,10 +32,11 @@ class Measurer {
   // with every finalist's samples interleaved, and replaces their graph times with these; each
   // reason then says so. With `placements` > 1 the round is timed that many times, the operands
   // moved to fresh memory between them (Operands::move), and each finalist keeps its median
-  // placement (policy.hpp, median_placement). On a CUDA error nothing is replaced and the Error is
-  // thrown on.
+  // placement (policy.hpp, median_placement). Each placement's timing is first warmed for
+  // `warmup_ms` of the finalists' replays (TimingPlan::warmup_ms). On a CUDA error nothing is
+  // replaced and the Error is thrown on.
   void final_round(std::vector<CandidateResult>& cs, const std::vector<size_t>& which,
-                   const std::vector<Launch>& launches, int placements = 1);
+                   const std::vector<Launch>& launches, int placements = 1, double warmup_ms = 0);
 
  private:
   Operands& ops_;

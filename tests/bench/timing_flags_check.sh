@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The timing flags' bad input, before any GPU work: i8gemm_timeline's --sequence names a step it
-# does not have, `i8gemm bench --warmup-ms` a negative time. Each gets a message that says what is
+# does not have, `i8gemm bench --warmup-ms` or `i8gemm tune --final-warmup-ms` a negative time. Each gets a message that says what is
 # wrong and a non-zero status (i8gemm_timeline's --warmup-ms too); a good step list and warm-up pass the check (they then fail later,
 # without a GPU, on the device, which is not what is checked here).
 #   timing_flags_check.sh I8GEMM I8GEMM_TIMELINE
@@ -29,4 +29,10 @@ rc=$?
 [ $rc != 0 ] || fail "bench --warmup-ms -5 passed"
 grep -q "warmup-ms" "$tmp/o" || { cat "$tmp/o"; fail "bench --warmup-ms -5: no message naming the flag"; }
 [ ! -e "$tmp/c.sqlite" ] || fail "bench --warmup-ms -5 made a cache"
+
+"$i8gemm" tune --shape 4096x4096 --m 16 --final-warmup-ms -1 --cache "$tmp/c.sqlite" >"$tmp/o" 2>&1
+rc=$?
+[ $rc != 0 ] || fail "tune --final-warmup-ms -1 passed"
+grep -q "final-warmup-ms" "$tmp/o" || { cat "$tmp/o"; fail "tune --final-warmup-ms -1: no message naming the flag"; }
+[ ! -e "$tmp/c.sqlite" ] || fail "tune --final-warmup-ms -1 made a cache"
 echo "timing_flags_check: ok"

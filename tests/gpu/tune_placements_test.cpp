@@ -1,8 +1,10 @@
 // tune --final-placements: the final round timed over several placements of the operands.
 // Operands::move puts every set into fresh memory with the same contents, and a tune whose final
-// round runs over three placements says so in its finalists' reasons and stores a verified winner.
+// round runs over three placements says so in its finalists' reasons and stores a verified winner;
+// with a final warm-up (tune --final-warmup-ms) every placement's timing is warmed for that long.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -11,6 +13,7 @@
 #include "cache/cache.hpp"
 #include "runtime/serve/engine.hpp"
 #include "runtime/tune/autotune.hpp"
+#include "runtime/tune/measure.hpp"
 #include "runtime/tune/operands.hpp"
 #include "tests/gpu/gpu_support.hpp"
 #include "tests/gpu/tune_support.hpp"
@@ -103,6 +106,48 @@ TEST_F(TunePlacements, FinalRoundOverThreePlacementsStoresAVerifiedWinner) {
   EXPECT_EQ(cache.list_winners().size(), 1u);
   std::printf("[ figure ] final round over 3 placements: %zu finalists, winner %s %.2f us\n", finalists,
               to_string(r[0].winning()->candidate).c_str(), r[0].winning()->graph->median_us);
+}
+
+TEST_F(TunePlacements, FinalRoundWarmsEachPlacementForTheAskedTime) {
+  TempDir dir;
+  Engine engine(0, dir.file("cache.sqlite"));
+  Stream stream;
+  std::mt19937_64 rng(13);
+  Operands ops(engine, GemmProblem{256, 512}, 16, rng, stream.get());
+  TimingPlan plan;
+  plan.warmup = 2;
+  plan.samples = 3;
+  Measurer measurer(ops, stream.get(), plan, 2.0);
+  // Two "finalists": memsets of the current placement's outputs (what they launch does not
+  // matter here, only how long the round keeps launching them).
+  int calls = 0;
+  auto finalist = [&](uint8_t v) -> Launch {
+    return [&ops, &calls, &stream, v](int c) {
+      ++calls;
+      const DeviceBuffer& o = ops.out[size_t(c % ops.sets())];
+      I8G_CU(cuMemsetD8Async(CUdeviceptr(o.get()), v, o.bytes(), stream.get()));
+    };
+  };
+  const std::vector<Launch> launches = {finalist(1), finalist(2)};
+  auto round = [&](double warmup_ms) {
+    std::vector<CandidateResult> cs(2);
+    for (CandidateResult& c : cs) c.graph = Stats{10.0, 10.0, 10.0};
+    calls = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    measurer.final_round(cs, {0, 1}, launches, 2, warmup_ms);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    for (const CandidateResult& c : cs) {
+      EXPECT_TRUE(c.finalist);
+      EXPECT_EQ(c.placement_us.size(), 2u);
+    }
+    return std::make_pair(ms, calls);
+  };
+  const auto [cold_ms, cold_calls] = round(0);
+  const auto [warm_ms, warm_calls] = round(60);
+  EXPECT_GE(warm_ms, 2 * 60.0) << "two placements, each warmed for 60 ms";
+  EXPECT_GT(warm_calls, cold_calls) << "the warm-up added no launches";
+  std::printf("[ figure ] final round over 2 placements: %.1f ms (%d launches) cold, %.1f ms (%d) warmed 60 ms each\n",
+              cold_ms, cold_calls, warm_ms, warm_calls);
 }
 
 }  // namespace
