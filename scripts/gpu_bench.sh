@@ -13,7 +13,8 @@
 # WARMUP_MS (default 100: bench, peers and torch warm every timing up for at least that many ms of
 # its own launches, so that each is timed under sustained load, as a busy server runs; 0: the
 # 50-launch warm-up alone, which times short bursts after idle gaps: docs/performance.md, session 46),
-# STAGE_TIMEOUT (seconds a
+# FINAL_WARMUP_MS (default 0: `tune --final-warmup-ms`, the tune's final round warmed for that
+# long before each placement; docs/tuning.md, step 5), STAGE_TIMEOUT (seconds a
 # stage may run, default 580), TITLE (the report's title). Writes into $OUT: gpu_bench.log,
 # bench.json, peers.json, torch.json, report.{md,csv,json,png}, race.txt (after a tune: every
 # candidate's time per bucket against the winner); with --experimental-packed-weight in
@@ -64,7 +65,7 @@ if has tune; then
   fi
   # --resume: a tune cut off by the stage timeout carries on in the next call (same cache)
   stage "tune ${SHAPES} M=$MS" "$BUILD/tools/i8gemm" tune "${shapes_flags[@]}" --m "$MS" \
-    --samples "${TUNE_SAMPLES:-20}" --cache "$TUNE_CACHE" --resume ${TUNE_FLAGS:-}
+    --samples "${TUNE_SAMPLES:-20}" --final-warmup-ms "${FINAL_WARMUP_MS:-0}" --cache "$TUNE_CACHE" --resume ${TUNE_FLAGS:-}
   # The cache, WAL checkpointed, packed into $OUT for a later call's PRECOMPILED (CACHE_OUT=name.xz)
   if [ -n "${CACHE_OUT:-}" ]; then
     python3 scripts/cache_file.py pack "$TUNE_CACHE" "$OUT/$CACHE_OUT" || { status=1; echo "packing the cache failed"; }
