@@ -5,6 +5,8 @@ I8GEMM_SOURCE_OVERRIDE_DIR (a diagnostic: what wins here moves into the generato
   source_variant.py IN.cu OUT.cu EDIT[,EDIT...]
 
 IN is `i8gemm inspect source NAME --inline`. Edits of wgmma_tma kernels:
+  pre160 the epilogue's column operands loaded before the main loop wherever they and the
+         accumulators fit 160 registers (the rule: 128), e.g. ping-pong 128x128 (128 + 32).
   krot   the producer walks each unit's K tiles from a rotated start: unit (tm, tn) begins at K
          tile ((tm + tn) % 8) * n / 8 of its n and wraps around. The consumers take the stages as
          they come: int32 sums are exact in any order, so the result is the same bits. Units
@@ -251,7 +253,13 @@ def wns(src):
     return head + once(body, old, new)
 
 
-EDITS = {"nohint": nohint, "l2n": l2n, "krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox, "nostore": nostore, "wef": wef,
+def pre160(src):
+    """The epilogue's column operands loaded before the main loop up to 160 registers with the
+    accumulators (the rule says 128), so that ping-pong 128x128 (128 + 32) preloads them too."""
+    return once(src, "return MI * (BN / 2) + (BN / 4) * per_col <= 128;", "return MI * (BN / 2) + (BN / 4) * per_col <= 160;")
+
+
+EDITS = {"pre160": pre160, "nohint": nohint, "l2n": l2n, "krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox, "nostore": nostore, "wef": wef,
          "oplain": oplain, "wol": wol, "mol": mol, "xnone": xnone, "wns": wns}
 
 
