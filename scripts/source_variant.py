@@ -7,6 +7,8 @@ I8GEMM_SOURCE_OVERRIDE_DIR (a diagnostic: what wins here moves into the generato
 IN is `i8gemm inspect source NAME --inline`. Edits of wgmma_tma kernels:
   pre160 the epilogue's column operands loaded before the main loop wherever they and the
          accumulators fit 160 registers (the rule: 128), e.g. ping-pong 128x128 (128 + 32).
+  epi1   where they are not preloaded, the register-store epilogue requests every column operand
+         at its start (one round trip to L2) instead of chunk by chunk behind its own stores.
   krot   the producer walks each unit's K tiles from a rotated start: unit (tm, tn) begins at K
          tile ((tm + tn) % 8) * n / 8 of its n and wraps around. The consumers take the stages as
          they come: int32 sums are exact in any order, so the result is the same bits. Units
@@ -259,7 +261,21 @@ def pre160(src):
     return once(src, "return MI * (BN / 2) + (BN / 4) * per_col <= 128;", "return MI * (BN / 2) + (BN / 4) * per_col <= 160;")
 
 
-EDITS = {"pre160": pre160, "nohint": nohint, "l2n": l2n, "krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox, "nostore": nostore, "wef": wef,
+def epi1(src):
+    """Where the column operands are not preloaded, the register-store epilogue requests all of
+    them at its start (one round trip) instead of one chunk at a time behind the previous
+    chunk's stores."""
+    head, body = split_kernel(src)
+    old = "    store_tile<MI, BN, PRE_EPI, WSC, OUT, BIAS, ASYM>(args, acc, ops, row0, (long long)tn * BN, M, N, t);\n"
+    new = ("    if constexpr (!PRE_EPI) {\n"
+           "      const auto all = load_epi_operands<MI, BN, true, ACT, WSC, OUT, BIAS, ASYM>(args, row0, (long long)tn * BN,\n"
+           "                                                                                  M, N, t);\n"
+           "      store_tile<MI, BN, true, WSC, OUT, BIAS, ASYM>(args, acc, all, row0, (long long)tn * BN, M, N, t);\n"
+           "    } else {\n  " + old + "    }\n")
+    return head + once(body, old, new)
+
+
+EDITS = {"pre160": pre160, "epi1": epi1, "nohint": nohint, "l2n": l2n, "krot": krot, "cs": cs, "lock": lock, "xca": xca, "xl1": xl1, "nox": nox, "nostore": nostore, "wef": wef,
          "oplain": oplain, "wol": wol, "mol": mol, "xnone": xnone, "wns": wns}
 
 
