@@ -32,13 +32,21 @@ std::vector<uint8_t> bytes_of(const DeviceBuffer& b) {
   return v;
 }
 
-TEST_F(TunePlacements, MoveKeepsTheContentsAtNewAddresses) {
+// Operands of one small problem (256 x 512, M = 16) in an engine of their own, on a stream.
+struct SmallOperands {
+  explicit SmallOperands(uint64_t seed)
+      : engine(0, dir.file("cache.sqlite")), rng(seed), ops(engine, GemmProblem{256, 512}, 16, rng, stream.get()) {}
   TempDir dir;
-  Engine engine(0, dir.file("cache.sqlite"));
+  Engine engine;
   Stream stream;  // gpu_support.hpp's
-  std::mt19937_64 rng(7);
-  const GemmProblem p{256, 512};
-  Operands ops(engine, p, 16, rng, stream.get());
+  std::mt19937_64 rng;
+  Operands ops;
+};
+
+TEST_F(TunePlacements, MoveKeepsTheContentsAtNewAddresses) {
+  SmallOperands so(7);
+  Operands& ops = so.ops;
+  Stream& stream = so.stream;
   ASSERT_GE(ops.sets(), 2);
   std::vector<CUdeviceptr> before;
   std::vector<std::vector<uint8_t>> x, w;
@@ -64,11 +72,9 @@ TEST_F(TunePlacements, MoveKeepsTheContentsAtNewAddresses) {
 }
 
 TEST_F(TunePlacements, EachMovePutsTheOperandsWhereNoEarlierPlacementWas) {
-  TempDir dir;
-  Engine engine(0, dir.file("cache.sqlite"));
-  Stream stream;
-  std::mt19937_64 rng(11);
-  Operands ops(engine, GemmProblem{256, 512}, 16, rng, stream.get());
+  SmallOperands so(11);
+  Operands& ops = so.ops;
+  Stream& stream = so.stream;
   std::vector<CUdeviceptr> seen;
   for (int placement = 0; placement < 3; ++placement) {
     if (placement > 0) ops.move(stream.get());
@@ -109,11 +115,9 @@ TEST_F(TunePlacements, FinalRoundOverThreePlacementsStoresAVerifiedWinner) {
 }
 
 TEST_F(TunePlacements, FinalRoundWarmsEachPlacementForTheAskedTime) {
-  TempDir dir;
-  Engine engine(0, dir.file("cache.sqlite"));
-  Stream stream;
-  std::mt19937_64 rng(13);
-  Operands ops(engine, GemmProblem{256, 512}, 16, rng, stream.get());
+  SmallOperands so(13);
+  Operands& ops = so.ops;
+  Stream& stream = so.stream;
   TimingPlan plan;
   plan.warmup = 2;
   plan.samples = 3;
