@@ -48,6 +48,14 @@ std::vector<int> splits_to_offer(int64_t tiles, const Target& t, int max_waves, 
   return out;
 }
 
+std::string budget_reason(int smem, int regs, int threads, const Target& t, int reg_cap) {
+  if (smem > t.smem_per_block_optin)
+    return fmt::format("{} bytes of shared memory above the target's {} per block", smem, t.smem_per_block_optin);
+  if (regs > std::min(reg_cap, t.max_regs_per_thread)) return fmt::format("~{} registers per thread", regs);
+  if (regs * threads > t.regs_per_sm) return "one block needs more registers than an SM has";
+  return {};
+}
+
 std::string split_k_range_reason(const KernelConfig& c) {
   if (c.split_k >= 1 && c.split_k <= splitk::kMaxSplit) return {};
   return fmt::format("split_k={} (need 1 to {})", c.split_k, splitk::kMaxSplit);

@@ -86,13 +86,7 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
   if (c.schedule == kSharedRing && c.bk != 128 && c.bk != 256)
     return fmt::format("bk={} with a shared-memory ring (its copies cover rows of 128 or 256 bytes)", c.bk);
   if (std::string why = pdl_trigger_reason(c, t); !why.empty()) return why;
-  const int smem = dynamic_smem(c);
-  if (smem > t.smem_per_block_optin)
-    return fmt::format("{} bytes of shared memory above the target's {} per block", smem, t.smem_per_block_optin);
-  const int regs = registers(c);
-  if (regs > std::min(kRegisterCap, t.max_regs_per_thread)) return fmt::format("~{} registers per thread", regs);
-  if (regs * threads(c) > t.regs_per_sm) return "one block needs more registers than an SM has";
-  return {};
+  return budget_reason(dynamic_smem(c), registers(c), threads(c), t, kRegisterCap);
 }
 
 // Splits worth racing: only where one row of column tiles leaves resident block slots empty

@@ -102,14 +102,7 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
   if (c.bk < kMmaK || c.bk > 256 || c.bk % kMmaK != 0)
     return fmt::format("bk={} must be a multiple of 32 in [32, 256]", c.bk);
   if (c.stages < 2 || c.stages > 6) return fmt::format("{} stages (need 2 to 6)", c.stages);
-  const int smem = dynamic_smem(c);
-  if (smem > t.smem_per_block_optin)
-    return fmt::format("{} bytes of shared memory above the target's {} per block", smem,
-                       t.smem_per_block_optin);
-  const int regs = registers(c);
-  if (regs > t.max_regs_per_thread) return fmt::format("~{} registers per thread", regs);
-  if (regs * threads(c) > t.regs_per_sm) return "one block needs more registers than an SM has";
-  return {};
+  return budget_reason(dynamic_smem(c), registers(c), threads(c), t);
 }
 
 // Rules (the same for [N,K] and [K,N] weights): block tiles bm in {16..256} (M is unknown

@@ -42,11 +42,7 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
   if (p.layout == WeightLayout::kn && p.n % c.vec != 0)
     return fmt::format("[K,N] weights need N={} to be a multiple of vec={}", p.n, c.vec);
   if (static_smem(c) > 48 * 1024) return "static shared memory above 48 KiB";
-  if (static_smem(c) > t.smem_per_block_optin) return "shared memory above the target's budget";
-  const int regs = registers(c);
-  if (regs > t.max_regs_per_thread) return fmt::format("~{} registers per thread", regs);
-  if (regs * n_threads > t.regs_per_sm) return "one block needs more registers than an SM has";
-  return {};
+  return budget_reason(static_smem(c), registers(c), n_threads, t);
 }
 
 // Rules: a warp spans 32 or 64 output columns (so A words broadcast and B words are

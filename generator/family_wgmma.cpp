@@ -49,14 +49,7 @@ std::string invalid_reason(const GemmProblem& p, const KernelConfig& c, const Ta
   if ((c.bm / wgs) * c.bn > 128 * 128)
     return fmt::format("bm={} bn={}: more than 128 accumulators per thread", c.bm, c.bn);
   if (c.stages < 2 || c.stages > 6) return fmt::format("{} stages (need 2 to 6)", c.stages);
-  const int smem = dynamic_smem(c);
-  if (smem > t.smem_per_block_optin)
-    return fmt::format("{} bytes of shared memory above the target's {} per block", smem,
-                       t.smem_per_block_optin);
-  const int regs = registers(c);
-  if (regs > t.max_regs_per_thread) return fmt::format("~{} registers per thread", regs);
-  if (regs * threads(c) > t.regs_per_sm) return "one block needs more registers than an SM has";
-  return {};
+  return budget_reason(dynamic_smem(c), registers(c), threads(c), t);
 }
 
 // Rules: one or two warpgroups, 64 or 128 rows each (bm 64..256), bn 64/128/256 not past the

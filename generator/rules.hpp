@@ -17,6 +17,12 @@ int blocks_per_sm(const KernelConfig& c, const Target& t);
 // The same for AMD: workgroups per CU from the VGPR estimate, wavefronts and LDS.
 int workgroups_per_cu(const KernelConfig& c, const Target& t);
 
+// Why one block of `threads` threads, `smem` bytes of dynamic shared memory and ~`regs`
+// registers a thread does not fit `t` (at most `reg_cap` registers a thread where that is
+// below the target's own limit), or "": the budget checks that close each family's
+// invalid_reason.
+std::string budget_reason(int smem, int regs, int threads, const Target& t, int reg_cap = 1 << 30);
+
 // Split-K (mma_sync, wgmma_tma; templates/splitk.h). The splits worth offering a config whose
 // `tiles` output tiles leave SMs of `t` idle: from {2, 3, 4, 6, 8, 12, 16}, those `usable`
 // accepts whose tiles * split blocks (or persistent work units) fit in `max_waves` waves of the
